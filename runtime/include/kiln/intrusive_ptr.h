@@ -1,0 +1,59 @@
+#pragma once
+// Intrusive reference counting: the count lives in the object, no control block.
+#include <atomic>
+#include <cstdint>
+#include <utility>
+
+namespace kiln {
+
+class RefCounted {
+ public:
+  RefCounted() = default;
+  RefCounted(const RefCounted&) = delete;
+  RefCounted& operator=(const RefCounted&) = delete;
+  virtual ~RefCounted() = default;
+  uint32_t use_count() const { return refs_.load(std::memory_order_relaxed); }
+
+ private:
+  template <typename T> friend class Ref;
+  mutable std::atomic<uint32_t> refs_{0};
+};
+
+template <typename T>
+class Ref {
+ public:
+  Ref() = default;
+  Ref(std::nullptr_t) {}
+  explicit Ref(T* p) : p_(p) { retain(); }
+  Ref(const Ref& o) : p_(o.p_) { retain(); }
+  Ref(Ref&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U*, T*>>>
+  Ref(const Ref<U>& o) : p_(o.get()) { retain(); }
+  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U*, T*>>>
+  Ref(Ref<U>&& o) noexcept : p_(o.release()) {}
+  ~Ref() { reset(); }
+  Ref& operator=(const Ref& o) { Ref(o).swap(*this); return *this; }
+  Ref& operator=(Ref&& o) noexcept { Ref(std::move(o)).swap(*this); return *this; }
+  void swap(Ref& o) noexcept { std::swap(p_, o.p_); }
+  void reset() {
+    if (p_ && p_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p_;
+    p_ = nullptr;
+  }
+  T* release() { T* p = p_; p_ = nullptr; return p; }  // caller takes over one reference
+  T* get() const { return p_; }
+  T* operator->() const { return p_; }
+  T& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  bool operator==(const Ref& o) const { return p_ == o.p_; }
+  bool operator!=(const Ref& o) const { return p_ != o.p_; }
+  bool unique() const { return p_ && p_->use_count() == 1; }
+
+ private:
+  void retain() { if (p_) p_->refs_.fetch_add(1, std::memory_order_relaxed); }
+  T* p_ = nullptr;
+};
+
+template <typename T, typename... Args>
+Ref<T> make_ref(Args&&... args) { return Ref<T>(new T(std::forward<Args>(args)...)); }
+
+}  // namespace kiln

@@ -1,0 +1,66 @@
+#pragma once
+// Shared preparation of pointwise ops: type promotion, broadcasting, device checks,
+// input casting and output allocation. Generated stubs fill a PointwiseCall and hand it to
+// the device's kernel; the kernel only loops.
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+// How an op's result dtype follows from its inputs (ATen's TensorIterator configurations).
+enum class Promotion : int8_t {
+  Default,     // result_type of inputs (add, mul, maximum ...)
+  IntToFloat,  // like Default, then integral/bool -> default float (div, exp, sqrt ...)
+  BoolResult,  // compute in result_type, output bool (eq, lt, isnan, logical_and ...)
+  FloatToReal, // compute in result_type, output its real type (abs of complex)
+};
+
+struct PointwiseSpec {
+  const char* op;                 // "add"
+  const char* const* arg_names;   // tensor argument names, for error messages
+  int8_t num_inputs;
+  Promotion promotion;
+};
+
+inline constexpr int kMaxPointwiseInputs = 4;
+inline constexpr int kMaxPointwiseScalars = 4;
+
+struct PointwiseCall {
+  const PointwiseSpec* spec = nullptr;
+  Tensor out;                                 // result buffer, broadcast shape
+  Tensor inputs[kMaxPointwiseInputs];         // expanded to out's shape, cast to compute_dtype
+  int8_t num_inputs = 0;
+  DType compute_dtype = DType::Float32;
+  Scalar scalars[kMaxPointwiseScalars];       // non-tensor Scalar arguments, signature order
+  bool scalar_given[kMaxPointwiseScalars] = {};  // false for a `Scalar?` passed as None
+  int64_t choices[2] = {0, 0};                // `str` arguments as an index into their choices
+  Device device() const { return out.device(); }
+};
+using PointwiseKernel = void (*)(const PointwiseCall&);
+
+namespace pointwise {
+
+// result_type over tensors (0-d and wrapped numbers weigh less, as in PyTorch).
+DType result_type(std::initializer_list<const Tensor*> inputs);
+DType result_type(const Tensor* const* inputs, int n);
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op, const char* arg);
+
+// Functional form: allocates the output.
+PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const Tensor*> inputs);
+// In-place form: `self` is the output; checks the result can be cast to it and that
+// broadcasting does not grow it.
+PointwiseCall prepare_inplace(const PointwiseSpec& spec, Tensor& self, std::initializer_list<const Tensor*> inputs);
+// out= form: resizes `out` when its shape differs (as PyTorch, when it is empty or matches) and
+// computes into a temporary when its dtype differs from the result dtype.
+PointwiseCall prepare_out(const PointwiseSpec& spec, Tensor& out, std::initializer_list<const Tensor*> inputs);
+// After the kernel ran: copies a temporary into the user's out= / in-place tensor, bumps versions.
+void finish(PointwiseCall& call, Tensor& destination);
+
+[[noreturn]] void throw_dtype_unsupported(const char* op, DType dtype, Device device,
+                                          std::initializer_list<DType> supported);
+[[noreturn]] void throw_no_backend(const char* op, Device device, const char* have);
+// `str` argument to index: "tanh" in {"none","tanh"} -> 1; errors name the op and argument.
+int64_t choice_index(const char* op, const char* arg, std::string_view value,
+                     std::initializer_list<const char*> choices);
+
+}  // namespace pointwise
+}  // namespace kiln

@@ -1,0 +1,54 @@
+#pragma once
+// Raw memory of one device, shared by every view of it, with the version counter
+// autograd uses to detect in-place modification of saved tensors.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include "kiln/device.h"
+#include "kiln/intrusive_ptr.h"
+
+namespace kiln {
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual void* allocate(size_t nbytes) = 0;  // throws kiln::Error on failure
+  virtual void deallocate(void* p, size_t nbytes) = 0;
+};
+
+struct AllocatorStats {
+  int64_t live_bytes = 0, peak_bytes = 0, cached_bytes = 0;
+  int64_t allocations = 0;        // calls to allocate()
+  int64_t system_allocations = 0; // allocations that reached the system allocator
+};
+
+// CPU allocator: 64-byte aligned, caches freed blocks by size class so large outputs reuse pages.
+Allocator* cpu_allocator();
+AllocatorStats cpu_allocator_stats();
+void cpu_allocator_empty_cache();
+// Allocator of a device type; registered by the backend (CUDA registers its own).
+Allocator* allocator_for(Device d);
+void register_allocator(DeviceType t, Allocator* a);
+
+class StorageImpl : public RefCounted {
+ public:
+  StorageImpl(size_t nbytes, Device device);                          // allocates
+  StorageImpl(void* data, size_t nbytes, Device device, void (*deleter)(void*, size_t));  // adopts
+  ~StorageImpl() override;
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  Allocator* allocator_ = nullptr;
+  void (*deleter_)(void*, size_t) = nullptr;
+  std::atomic<uint32_t> version_{0};
+};
+using Storage = Ref<StorageImpl>;
+
+}  // namespace kiln

@@ -1,0 +1,191 @@
+#pragma once
+// Tensor: a refcounted handle to sizes/strides/offset over a shared Storage.
+// Hand-written core methods live here; every op method is generated from ops.yaml
+// and declared inside the class through kiln/gen/tensor_methods.h.
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <vector>
+#include "kiln/array_ref.h"
+#include "kiln/device.h"
+#include "kiln/dtype.h"
+#include "kiln/error.h"
+#include "kiln/intrusive_ptr.h"
+#include "kiln/scalar.h"
+#include "kiln/storage.h"
+
+namespace kiln {
+
+class Tensor;
+class Node;
+using NodeRef = Ref<Node>;
+struct AutogradMeta;
+using TensorList = std::vector<Tensor>;
+
+class TensorImpl : public RefCounted {
+ public:
+  TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+  ~TensorImpl() override;
+
+  const Storage& storage() const { return storage_; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  IntArrayRef sizes() const { return sizes_; }
+  IntArrayRef strides() const { return strides_; }
+  int64_t offset() const { return offset_; }
+  int64_t numel() const { return numel_; }
+  bool is_contiguous() const { return contiguous_; }
+  void* data() const { return static_cast<char*>(storage_->data()) + offset_ * int64_t(element_size(dtype_)); }
+  // Re-describe this impl in place (used by in-place resize of out= arguments and set_).
+  void set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+  void set_storage(Storage s) { storage_ = std::move(s); }
+
+  // Autograd state; null for plain tensors so the hot path pays nothing.
+  AutogradMeta* autograd() const { return autograd_.get(); }
+  AutogradMeta& autograd_or_create();
+  void clear_autograd();
+
+  // A Python-number-like 0-d tensor: takes part in type promotion as a scalar would.
+  bool is_wrapped_number = false;
+
+ private:
+  Storage storage_;
+  DimVector sizes_, strides_;
+  int64_t offset_ = 0, numel_ = 0;
+  DType dtype_;
+  bool contiguous_ = true;
+  std::unique_ptr<AutogradMeta> autograd_;
+};
+
+struct TensorOptions {
+  DType dtype = DType::Float32;
+  Device device = kCPU;
+  bool requires_grad = false;
+  TensorOptions() : dtype(default_float_dtype()) {}
+  TensorOptions(DType d) : dtype(d) {}
+  TensorOptions(Device dev) : dtype(default_float_dtype()), device(dev) {}
+  TensorOptions(DType d, Device dev) : dtype(d), device(dev) {}
+  TensorOptions with_dtype(DType d) const { auto o = *this; o.dtype = d; return o; }
+  TensorOptions with_device(Device d) const { auto o = *this; o.device = d; return o; }
+  TensorOptions with_requires_grad(bool r = true) const { auto o = *this; o.requires_grad = r; return o; }
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(Ref<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return bool(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+  const Ref<TensorImpl>& impl_ref() const { return impl_; }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+
+  // Geometry.
+  IntArrayRef sizes() const { return impl_->sizes(); }
+  IntArrayRef strides() const { return impl_->strides(); }
+  IntArrayRef shape() const { return impl_->sizes(); }
+  int64_t size(int64_t dim) const;    // negative dims count from the end
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return int64_t(impl_->sizes().size()); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return impl_->numel(); }
+  DType dtype() const { return impl_->dtype(); }
+  DType scalar_type() const { return impl_->dtype(); }
+  Device device() const { return impl_->device(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  TensorOptions options() const { return TensorOptions(dtype(), device()); }
+  int64_t storage_offset() const { return impl_->offset(); }
+  bool is_contiguous() const { return impl_->is_contiguous(); }
+  size_t element_size() const { return kiln::element_size(dtype()); }
+  size_t nbytes() const { return size_t(numel()) * element_size(); }
+  bool is_floating_point() const { return is_floating(dtype()); }
+  bool is_complex() const { return kiln::is_complex(dtype()); }
+
+  // Data access (CPU tensors only for data<T>/item/to_vector).
+  void* data_ptr() const { return impl_->data(); }
+  template <typename T> T* data() const;               // checks dtype and device
+  Scalar item() const;                                 // one-element tensor -> Scalar
+  template <typename T> T item() const { return item().to<T>(); }
+  template <typename T> std::vector<T> to_vector() const;  // converts to T, any layout/device
+  const Storage& storage() const { return impl_->storage(); }
+  uint32_t version() const { return storage()->version(); }
+  void bump_version() const { storage()->bump_version(); }
+
+  // Hand-written, non-differentiable core.
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);  // broadcasts and casts src
+  Tensor& fill_(const Scalar& value);
+  Tensor& zero_() { return fill_(0); }
+  Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
+  Tensor cpu() const { return to(kCPU); }
+  Tensor cuda() const { return to(Device(DeviceType::CUDA, 0)); }
+  // Metadata-only view over the same storage (no autograd; ops use it to build views).
+  Tensor as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset) const;
+
+  // Autograd.
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool requires_grad = true);
+  Tensor grad() const;                 // undefined tensor when no gradient yet
+  Tensor& mutable_grad();              // reference to the stored gradient slot
+  void set_grad(const Tensor& g);
+  const NodeRef& grad_fn() const;
+  bool is_leaf() const;
+  uint32_t output_nr() const;
+  void retain_grad() const;
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false, bool create_graph = false) const;
+  Tensor detach() const;   // shares storage, no history
+  Tensor& detach_();
+
+  std::string str() const;  // PyTorch-like printing
+  std::string shape_str() const;  // "[2, 3]"
+
+  // Scalar-operand convenience used by formulas and users alike.
+#include "kiln/gen/tensor_methods.h"
+
+ private:
+  Ref<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+std::string shape_str(IntArrayRef sizes);
+
+// ---- Creation (hand-written; device-agnostic through the device's allocator and fill) ----
+Tensor empty(IntArrayRef sizes, TensorOptions opts = {});
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions opts = {});
+Tensor zeros(IntArrayRef sizes, TensorOptions opts = {});
+Tensor ones(IntArrayRef sizes, TensorOptions opts = {});
+Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions opts);
+Tensor full(IntArrayRef sizes, const Scalar& value);  // dtype inferred from value, as torch.full
+Tensor empty_like(const Tensor& t);
+Tensor empty_like(const Tensor& t, TensorOptions opts);
+Tensor zeros_like(const Tensor& t);
+Tensor zeros_like(const Tensor& t, TensorOptions opts);
+Tensor ones_like(const Tensor& t);
+Tensor ones_like(const Tensor& t, TensorOptions opts);
+Tensor full_like(const Tensor& t, const Scalar& value);
+Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions opts);
+Tensor arange(const Scalar& end, TensorOptions opts = TensorOptions(DType::Int64));
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1);  // dtype inferred as torch
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions opts);
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts = {});
+Tensor eye(int64_t n, TensorOptions opts = {});
+Tensor eye(int64_t n, int64_t m, TensorOptions opts = {});
+Tensor scalar_tensor(const Scalar& s, TensorOptions opts);
+Tensor wrapped_scalar(const Scalar& s);  // 0-d tensor that promotes like a Python number
+// Copy a host buffer of `sizes` elements of T into a new tensor.
+template <typename T>
+Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes, TensorOptions opts = TensorOptions(dtype_of<T>));
+template <typename T>
+Tensor tensor(std::initializer_list<T> values, TensorOptions opts = TensorOptions(dtype_of<T>)) {
+  return from_vector(std::vector<T>(values), {int64_t(values.size())}, opts);
+}
+Tensor from_blob_copy(const void* data, IntArrayRef sizes, DType dtype, Device device = kCPU);
+
+// ---- Shape helpers shared by stubs and kernels ----
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op, const char* arg = "dim");  // -1 -> ndim-1
+DimVector contiguous_strides(IntArrayRef sizes);
+int64_t numel_of(IntArrayRef sizes);
+
+}  // namespace kiln
