@@ -11,7 +11,8 @@ enum class Promotion : int8_t {
   Default,     // result_type of inputs (add, mul, maximum ...)
   IntToFloat,  // like Default, then integral/bool -> default float (div, exp, sqrt ...)
   BoolResult,  // compute in result_type, output bool (eq, lt, isnan, logical_and ...)
-  FloatToReal, // compute in result_type, output its real type (abs of complex)
+  ComplexToReal, // compute in result_type, output its real type (abs of complex)
+  SelfDType,   // compute and output in the first input's dtype (masked_fill)
 };
 
 struct PointwiseSpec {
@@ -19,6 +20,7 @@ struct PointwiseSpec {
   const char* const* arg_names;   // tensor argument names, for error messages
   int8_t num_inputs;
   Promotion promotion;
+  uint8_t bool_input_mask = 0;    // bit i: input i must be bool and is not promoted (where's condition)
 };
 
 inline constexpr int kMaxPointwiseInputs = 4;
@@ -41,17 +43,22 @@ namespace pointwise {
 
 // result_type over tensors (0-d and wrapped numbers weigh less, as in PyTorch).
 DType result_type(std::initializer_list<const Tensor*> inputs);
-DType result_type(const Tensor* const* inputs, int n);
+DType result_type(const Tensor* const* inputs, int n, const Scalar* const* scalars = nullptr, int num_scalars = 0);
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op, const char* arg);
 
 // Functional form: allocates the output.
-PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const Tensor*> inputs);
+// `promoting_scalars` are Scalar arguments that join type promotion as Python numbers
+// (pow's exponent, clamp's bounds); null entries (a None `Scalar?`) are skipped.
+PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const Tensor*> inputs,
+                      std::initializer_list<const Scalar*> promoting_scalars = {});
 // In-place form: `self` is the output; checks the result can be cast to it and that
 // broadcasting does not grow it.
-PointwiseCall prepare_inplace(const PointwiseSpec& spec, Tensor& self, std::initializer_list<const Tensor*> inputs);
+PointwiseCall prepare_inplace(const PointwiseSpec& spec, Tensor& self, std::initializer_list<const Tensor*> inputs,
+                              std::initializer_list<const Scalar*> promoting_scalars = {});
 // out= form: resizes `out` when its shape differs (as PyTorch, when it is empty or matches) and
 // computes into a temporary when its dtype differs from the result dtype.
-PointwiseCall prepare_out(const PointwiseSpec& spec, Tensor& out, std::initializer_list<const Tensor*> inputs);
+PointwiseCall prepare_out(const PointwiseSpec& spec, Tensor& out, std::initializer_list<const Tensor*> inputs,
+                          std::initializer_list<const Scalar*> promoting_scalars = {});
 // After the kernel ran: copies a temporary into the user's out= / in-place tensor, bumps versions.
 void finish(PointwiseCall& call, Tensor& destination);
 
