@@ -45,8 +45,9 @@ struct alignas(2 * sizeof(T)) complex {
   KILN_HOST_DEVICE friend constexpr bool operator!=(complex a, complex b) { return !(a == b); }
 };
 
-template <typename T> struct is_complex : std::false_type {};
-template <typename T> struct is_complex<complex<T>> : std::true_type {};
-template <typename T> inline constexpr bool is_complex_v = is_complex<T>::value;
+// Trait spelled is_complex_type: kiln::is_complex(DType) (dtype.h) owns the plain name.
+template <typename T> struct is_complex_type : std::false_type {};
+template <typename T> struct is_complex_type<complex<T>> : std::true_type {};
+template <typename T> inline constexpr bool is_complex_v = is_complex_type<T>::value;
 
 }  // namespace kiln

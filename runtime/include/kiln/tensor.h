@@ -49,6 +49,9 @@ class TensorImpl : public RefCounted {
 
   // A Python-number-like 0-d tensor: takes part in type promotion as a scalar would.
   bool is_wrapped_number = false;
+  // Created by a view op (shares another tensor's storage); autograd refuses in-place
+  // ops on views while recording, since it does not yet rebase the base's history.
+  bool is_view = false;
 
  private:
   Storage storage_;

@@ -1,0 +1,1 @@
+"""kiln's generator: ops.yaml -> C++ sources, tests, and coverage metadata."""

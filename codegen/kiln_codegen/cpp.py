@@ -1,0 +1,140 @@
+"""C++ spellings of schema types, defaults and declarations."""
+from .signature import Type
+
+DTYPE_ENUM = {
+    "bool": "Bool", "uint8": "UInt8", "int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64",
+    "float16": "Float16", "bfloat16": "BFloat16", "float32": "Float32", "float64": "Float64",
+    "complex64": "Complex64", "complex128": "Complex128",
+}
+# storage type, compute ("opmath") type
+DTYPE_CPP = {
+    "bool": ("bool", "bool"), "uint8": ("uint8_t", "uint8_t"), "int8": ("int8_t", "int8_t"),
+    "int16": ("int16_t", "int16_t"), "int32": ("int32_t", "int32_t"), "int64": ("int64_t", "int64_t"),
+    "float16": ("Half", "float"), "bfloat16": ("BFloat16", "float"), "float32": ("float", "float"),
+    "float64": ("double", "double"), "complex64": ("complex<float>", "complex<float>"),
+    "complex128": ("complex<double>", "complex<double>"),
+}
+REAL_OF = {"complex64": "float32", "complex128": "float64"}
+
+
+def dtype_enum(name):
+    return f"DType::{DTYPE_ENUM[name]}"
+
+
+def param_type(t: Type):
+    b = t.base
+    if b == "Tensor":
+        if t.is_list:
+            return "const TensorList&"
+        return "Tensor&" if t.mutable else "const Tensor&"
+    if b == "int":
+        if t.is_list:
+            return "OptIntList" if t.optional else "IntArrayRef"
+        return "std::optional<int64_t>" if t.optional else "int64_t"
+    if b == "float":
+        return "std::optional<double>" if t.optional else "double"
+    if b == "bool":
+        return "std::optional<bool>" if t.optional else "bool"
+    if b == "Scalar":
+        return "const std::optional<Scalar>&" if t.optional else "const Scalar&"
+    if b == "ScalarType":
+        return "std::optional<DType>" if t.optional else "DType"
+    if b == "str":
+        return "std::optional<std::string_view>" if t.optional else "std::string_view"
+    raise ValueError(b)
+
+
+def stored_type(t: Type):
+    """Type used to keep a non-Tensor argument inside a backward node."""
+    b = t.base
+    if b == "int" and t.is_list:
+        return "OptIntList" if t.optional else "DimVector"
+    if b == "str":
+        return "std::optional<std::string>" if t.optional else "std::string"
+    if b == "Scalar":
+        return "std::optional<Scalar>" if t.optional else "Scalar"
+    return param_type(t)
+
+
+def store_expr(arg):
+    t = arg.type
+    if t.base == "str" and t.optional:
+        return f"{arg.name} ? std::optional<std::string>(std::string(*{arg.name})) : std::nullopt"
+    if t.base == "str":
+        return f"std::string({arg.name})"
+    return arg.name
+
+
+def return_type(sig):
+    if sig.returns_tuple:
+        return "std::tuple<" + ", ".join("Tensor" for _ in sig.returns) + ">"
+    if sig.returns[0].type.is_list:
+        return "TensorList"
+    return "Tensor"
+
+
+def default_value(arg):
+    d, t = arg.default, arg.type
+    if d is None:
+        return None
+    if d == "None":
+        return "Tensor()" if t.base == "Tensor" else "std::nullopt"
+    if t.base == "int" and t.is_list:
+        if d.startswith("["):
+            inner = d.strip("[] ")
+            return "{" + inner + "}" if inner else "{}"
+        return "{" + d + "}"
+    if t.base == "bool":
+        return "true" if d == "True" else "false"
+    if t.base == "float":
+        if d in ("inf", "-inf"):
+            return d.replace("inf", "INFINITY")
+        return d if any(c in d for c in ".e") else d + ".0"
+    if t.base == "Scalar":
+        if d in ("True", "False"):
+            return "true" if d == "True" else "false"
+        return d
+    if t.base == "str":
+        return '"' + d.strip("'") + '"'
+    return d
+
+
+def params(sig, with_defaults=True, skip_first=False, first_override=None):
+    out = []
+    for i, a in enumerate(sig.arguments):
+        if skip_first and i == 0:
+            continue
+        ty = param_type(a.type)
+        if i == 0 and first_override:
+            ty = first_override
+        text = f"{ty} {a.name}"
+        dv = default_value(a)
+        if with_defaults and dv is not None:
+            text += f" = {dv}"
+        out.append(text)
+    return ", ".join(out)
+
+
+def arg_names(sig, skip_first=False):
+    return ", ".join(a.name for i, a in enumerate(sig.arguments) if not (skip_first and i == 0))
+
+
+def cpp_string(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def json_to_value(v):
+    """C++ Value literal for a sample/default JSON value (used in generated tests)."""
+    if v is None:
+        return "Value()"
+    if isinstance(v, bool):
+        return "Value(true)" if v else "Value(false)"
+    if isinstance(v, int):
+        return f"Value(int64_t({v}))"
+    if isinstance(v, float):
+        return f"Value({v!r})"
+    if isinstance(v, str):
+        return f"Value({cpp_string(v)})"
+    if isinstance(v, list):
+        return "Value(std::vector<int64_t>{" + ", ".join(str(int(x)) for x in v) + "})"
+    raise ValueError(v)

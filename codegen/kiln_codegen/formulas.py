@@ -1,0 +1,114 @@
+"""Check derivative formulas and pointwise expressions name only things that exist, and
+find which saved values each formula needs."""
+import os
+import re
+
+from .errors import RegistryError
+
+_IDENT = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
+# Hand-written runtime functions formulas may call besides ops (creation and reduction helpers).
+RUNTIME_FUNCTIONS = {"zeros_like", "ones_like", "zeros", "ones", "full", "full_like", "empty_like",
+                     "wrapped_scalar", "scalar_tensor", "autograd::sum_to", "std::min", "std::max"}
+CONSTANTS = {"true", "false", "nullopt", "std::nullopt", "INT64_MAX", "INT64_MIN"}
+# Tensor methods that are hand-written (tensor.h), not generated from ops.
+CORE_METHODS = {"sizes", "strides", "size", "stride", "dim", "numel", "dtype", "device", "options",
+                "detach", "to", "copy_", "fill_", "zero_", "is_contiguous", "defined", "item"}
+
+
+def tokens(text):
+    """Yield (name, is_call, is_member) for every identifier in a C++ expression."""
+    for m in _IDENT.finditer(text):
+        start, end = m.span()
+        before = text[:start].rstrip()
+        if before and (before[-1].isdigit() and start > 0 and text[start - 1].isdigit()):
+            continue  # exponent of a number literal (1e-5)
+        if start > 0 and (text[start - 1].isdigit() or text[start - 1] == "."):
+            if text[start - 1] == "." and not (start > 1 and text[start - 2].isdigit()):
+                yield m.group(0), text[end:].lstrip().startswith("("), True
+            continue
+        is_member = before.endswith(".") or before.endswith("->")
+        yield m.group(0), text[end:].lstrip().startswith("("), is_member
+
+
+def _declared_functions(path):
+    """Function names declared in a header (best effort: `Type name(` at line level)."""
+    if not os.path.exists(path):
+        return None
+    names = set()
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    for m in re.finditer(r"^[ \t]*(?:inline\s+|static\s+|KILN_HOST_DEVICE\s+|constexpr\s+|template\s*<[^>]*>\s*)*"
+                         r"[\w:<>,\s\*&]+?\b([A-Za-z_]\w*)\s*\(", text, re.M):
+        names.add(m.group(1))
+    return names
+
+
+def _math_functions(root):
+    names = set()
+    found = False
+    common = os.path.join(root, "kernels", "common")
+    if os.path.exists(os.path.join(common, "math.h")):
+        for f in os.listdir(common):
+            if f.startswith("math") and f.endswith(".h"):
+                found = True
+                got = _declared_functions(os.path.join(common, f))
+                names |= got or set()
+    return names if found else None
+
+
+def local_names(op):
+    names = {"grad", "result"} if len(op.sig.returns) == 1 else set()
+    for r in op.sig.returns:
+        if r.name:
+            names.add(r.name)
+            names.add(f"grad_{r.name}")
+    for a in op.sig.arguments:
+        names.add(a.name)
+        if a.type.base == "Tensor":
+            names.add(f"{a.name}_sizes")
+            names.add(f"{a.name}_dtype")
+    return names
+
+
+def used_locals(op, formula):
+    locals_ = local_names(op)
+    return {name for name, is_call, is_member in tokens(formula) if not is_member and not is_call and name in locals_}
+
+
+def check_registry(registry, formula_lines, root, errors):
+    op_names = {o.name for o in registry.ops}
+    method_names = {o.name for o in registry.ops if o.has_method} | CORE_METHODS
+    helpers = _declared_functions(os.path.join(root, "runtime", "include", "kiln", "autograd", "formulas.h"))
+    allow_missing = os.environ.get("KILN_ALLOW_MISSING_KERNELS") == "1"
+    callable_names = op_names | RUNTIME_FUNCTIONS | (helpers or set())
+    math = _math_functions(root)
+    for op in registry.ops:
+        locals_ = local_names(op)
+        for inp, formula in op.derivatives.items():
+            line = formula_lines.get((op.full_name, inp), op.line)
+            if formula.count("(") != formula.count(")"):
+                errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name}: unbalanced parentheses"))
+                continue
+            for name, is_call, is_member in tokens(formula):
+                if is_member:
+                    continue
+                if is_call:
+                    if name in callable_names or (helpers is None and allow_missing):
+                        continue
+                    errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} calls unknown function '{name}'",
+                                                "use a kiln op from ops.yaml or a helper declared in runtime/include/kiln/autograd/formulas.h"))
+                elif name not in locals_ and name not in CONSTANTS:
+                    errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} names unknown input '{name}'",
+                                                f"names in scope: {', '.join(sorted(locals_))}"))
+        if op.kind == "pointwise":
+            args = {a.name for a in op.sig.arguments}
+            for name, is_call, is_member in tokens(op.body):
+                if is_member:
+                    continue
+                if is_call:
+                    if math is not None and name not in math:
+                        errors.append(RegistryError(op.line, f"{op.full_name}: pointwise expression calls unknown function '{name}'",
+                                                    "scalar functions live in kernels/common/math.h (namespace kiln::math)"))
+                elif name not in args and name not in CONSTANTS:
+                    errors.append(RegistryError(op.line, f"{op.full_name}: pointwise expression names unknown argument '{name}'",
+                                                f"arguments: {', '.join(sorted(args))}"))

@@ -1,0 +1,433 @@
+"""The typed model of ops.yaml, and its validation.
+
+Every problem is collected as a RegistryError carrying the line it belongs to; nothing is
+written unless the whole registry is valid.
+"""
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from . import formulas
+from .errors import ErrorList, RegistryError
+from .signature import Signature, SignatureError, parse_signature
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+          "float32", "float64", "complex64", "complex128"]
+INTEGRAL = {"uint8", "int8", "int16", "int32", "int64"}
+FLOATING = {"float16", "bfloat16", "float32", "float64"}
+COMPLEX = {"complex64", "complex128"}
+BACKENDS = ["cpu", "cuda"]
+FAMILIES = ["pointwise", "activation", "comparison", "logical", "bitwise", "reduction", "linalg",
+            "view", "shape", "nn", "loss"]
+PROMOTIONS = ["default", "int_to_float", "bool_result", "complex_to_real", "self"]
+KINDS = ["pointwise", "kernel", "native", "composite"]
+VARIANTS = ["function", "method", "inplace", "out"]
+OP_KEYS = {
+    "signature", "family", "dtypes", "backends", "pointwise", "kernel", "native", "composite",
+    "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
+    "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values",
+}
+TOP_KEYS = {"dtype_groups", "ops"}
+OPERATORS = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^", "<<", ">>", "~"}
+DEFAULT_DOMAIN = [-2.0, 2.0]
+
+
+@dataclass
+class Op:
+    line: int
+    sig: Signature
+    family: str
+    dtypes: List[str]
+    backends: List[str]
+    kind: str
+    body: str                      # expression / kernel name / native name / C++ body
+    promotion: str = "default"
+    promote_scalars: List[str] = field(default_factory=list)
+    bool_inputs: List[str] = field(default_factory=list)
+    choices: Dict[str, List[str]] = field(default_factory=dict)
+    derivatives: Dict[str, str] = field(default_factory=dict)
+    non_differentiable: List[str] = field(default_factory=list)
+    gradgrad: bool = True
+    variants: List[str] = field(default_factory=list)
+    operators: List[str] = field(default_factory=list)
+    samples: List[dict] = field(default_factory=list)
+    domain: object = None
+    torch: Optional[str] = None
+    doc: str = ""
+    special_values: bool = False
+
+    @property
+    def name(self):
+        return self.sig.name
+
+    @property
+    def full_name(self):
+        return self.sig.full_name
+
+    @property
+    def cname(self):
+        """Identifier for generated symbols: add.Tensor -> add_Tensor."""
+        return self.full_name.replace(".", "_")
+
+    @property
+    def differentiable(self):
+        return bool(self.derivatives)
+
+    @property
+    def tensor_args(self):
+        return [a for a in self.sig.arguments if a.type.is_tensor]
+
+    def arg(self, name):
+        for a in self.sig.arguments:
+            if a.name == name:
+                return a
+        return None
+
+    @property
+    def has_method(self):
+        return "method" in self.variants
+
+    @property
+    def is_view(self):
+        return any(r.type.alias and not r.type.mutable for r in self.sig.returns)
+
+
+@dataclass
+class Registry:
+    ops: List[Op]
+    groups: Dict[str, List[str]]
+
+    def by_name(self, name):
+        return [o for o in self.ops if o.name == name]
+
+
+def _as_list(value):
+    return value if isinstance(value, list) else [value]
+
+
+def _expand_dtypes(items, groups, line, errors, where="dtypes"):
+    out = []
+    for item in _as_list(items):
+        if not isinstance(item, str):
+            errors.append(RegistryError(line, f"{where}: expected dtype names, got {item!r}"))
+            continue
+        if item in DTYPES:
+            names = [item]
+        elif item in groups:
+            names = groups[item]
+        else:
+            errors.append(RegistryError(line, f"{where}: unknown dtype or group '{item}'",
+                                        f"dtypes: {', '.join(DTYPES)}; groups: {', '.join(groups)}"))
+            continue
+        out.extend(n for n in names if n not in out)
+    return [d for d in DTYPES if d in out]
+
+
+def _load_groups(raw, errors):
+    groups = {}
+    if raw is None:
+        return groups
+    if not isinstance(raw, dict):
+        errors.append(RegistryError(getattr(raw, "line", 1), "dtype_groups must be a mapping of name -> list"))
+        return groups
+    for name, members in raw.items():
+        line = raw.line_of(name) if hasattr(raw, "line_of") else 1
+        if name in DTYPES:
+            errors.append(RegistryError(line, f"dtype group '{name}' shadows a dtype name"))
+            continue
+        groups[name] = _expand_dtypes(members, groups, line, errors, where=f"dtype group '{name}'")
+    return groups
+
+
+def _default_variants(kind, sig):
+    first = sig.arguments[0] if sig.arguments else None
+    method_ok = first is not None and first.name == "self" and first.type.is_tensor
+    variants = ["function"] + (["method"] if method_ok else [])
+    if kind == "pointwise":
+        variants += ["inplace", "out"]
+    return variants
+
+
+def _default_samples(op):
+    tensors = op.tensor_args
+    if op.kind == "pointwise":
+        if len(tensors) == 1:
+            return [{tensors[0].name: [3, 5]}, {tensors[0].name: []}]
+        first = {t.name: [3, 5] for t in tensors}
+        second = {t.name: ([2, 3, 5] if i == 0 else [3, 1]) for i, t in enumerate(tensors)}
+        return [first, second]
+    return [{t.name: [3, 5] for t in tensors if not t.type.optional}]
+
+
+def _validate_samples(op, raw, line, errors):
+    samples = raw if raw is not None else _default_samples(op)
+    if not isinstance(samples, list):
+        errors.append(RegistryError(line, "samples must be a list of mappings"))
+        return []
+    out = []
+    for s in samples:
+        sline = getattr(s, "line", line)
+        if not isinstance(s, dict):
+            errors.append(RegistryError(sline, f"sample must be a mapping of argument -> value, got {s!r}"))
+            continue
+        for key in s:
+            if op.arg(key) is None:
+                errors.append(RegistryError(sline, f"sample names unknown argument '{key}' of {op.full_name}",
+                                            f"arguments: {', '.join(a.name for a in op.sig.arguments)}"))
+        for a in op.sig.arguments:
+            if a.name not in s and not a.has_default and not a.type.optional:
+                errors.append(RegistryError(sline, f"sample of {op.full_name} lacks required argument '{a.name}'"))
+        out.append(dict(s))
+    return out
+
+
+def _domain_for(op, arg_name):
+    d = op.domain
+    if isinstance(d, dict):
+        d = d.get(arg_name)
+    return [float(x) for x in d] if d else list(DEFAULT_DOMAIN)
+
+
+def normalized_samples(op):
+    """Samples with every Tensor argument as {shape, dtype, domain, bool} (for tests and references)."""
+    result = []
+    for s in op.samples:
+        ns = {}
+        for a in op.sig.arguments:
+            if a.name not in s:
+                continue
+            v = s[a.name]
+            if a.type.base == "Tensor":
+                spec = dict(v) if isinstance(v, dict) else {"shapes" if a.type.is_list else "shape": v}
+                spec.setdefault("dtype", None)
+                spec["domain"] = [float(x) for x in spec.get("domain") or _domain_for(op, a.name)]
+                spec["bool"] = a.name in op.bool_inputs
+                ns[a.name] = spec
+            else:
+                ns[a.name] = v
+        result.append(ns)
+    return result
+
+
+def _check_domain(op, raw, line, errors):
+    if raw is None:
+        return None
+    def ok(d):
+        return isinstance(d, list) and len(d) == 2 and all(isinstance(x, (int, float)) for x in d) and d[0] <= d[1]
+    if isinstance(raw, dict):
+        for k, v in raw.items():
+            if op.arg(k) is None:
+                errors.append(RegistryError(line, f"domain names unknown argument '{k}'"))
+            elif not ok(v):
+                errors.append(RegistryError(line, f"domain of '{k}' must be [lo, hi], got {v!r}"))
+    elif not ok(raw):
+        errors.append(RegistryError(line, f"domain must be [lo, hi] or a mapping of argument -> [lo, hi], got {raw!r}"))
+    return raw
+
+
+def _parse_op(raw, groups, ctx, errors):
+    line = raw.line
+    unknown = [k for k in raw if k not in OP_KEYS]
+    for k in unknown:
+        errors.append(RegistryError(raw.line_of(k), f"unknown key '{k}'", f"known keys: {', '.join(sorted(OP_KEYS))}"))
+    if "signature" not in raw:
+        errors.append(RegistryError(line, "op entry has no 'signature'", "e.g. signature: exp(Tensor self) -> Tensor"))
+        return None
+    try:
+        sig = parse_signature(str(raw["signature"]))
+    except SignatureError as e:
+        errors.append(RegistryError(raw.line_of("signature"), f"bad signature: {e}",
+                                    "ATen schema grammar, e.g. add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"))
+        return None
+    n_before = len(errors)
+    kinds = [k for k in KINDS if k in raw]
+    if len(kinds) != 1:
+        errors.append(RegistryError(line, f"{sig.full_name}: give exactly one of {', '.join(KINDS)}; got {kinds or 'none'}",
+                                    "pointwise: <expression>, kernel: <kiln::cpu function>, native: <kiln::native function>, composite: <C++ body>"))
+        return None
+    kind = kinds[0]
+    body = raw[kind]
+    if not isinstance(body, str) or not body.strip():
+        errors.append(RegistryError(raw.line_of(kind), f"{sig.full_name}: '{kind}' must be a non-empty string"))
+        return None
+    family = raw.get("family", "pointwise" if kind == "pointwise" else "shape")
+    if family not in FAMILIES:
+        errors.append(RegistryError(raw.line_of("family"), f"unknown family '{family}'", f"families: {', '.join(FAMILIES)}"))
+    if "dtypes" not in raw:
+        errors.append(RegistryError(line, f"{sig.full_name}: no 'dtypes'", "e.g. dtypes: [floating, complex]"))
+    dtypes = _expand_dtypes(raw.get("dtypes", []), groups, raw.line_of("dtypes"), errors)
+    backends = _as_list(raw.get("backends", ["cpu"]))
+    for b in backends:
+        if b not in BACKENDS:
+            errors.append(RegistryError(raw.line_of("backends"), f"unknown backend '{b}'", f"backends: {', '.join(BACKENDS)}"))
+    op = Op(line=line, sig=sig, family=family, dtypes=dtypes, backends=[b for b in BACKENDS if b in backends],
+            kind=kind, body=body.strip() if kind != "composite" else body.rstrip())
+    op.doc = str(raw.get("doc", "")).strip()
+    if not op.doc:
+        errors.append(RegistryError(line, f"{sig.full_name}: no 'doc' line", "one sentence saying what the op computes"))
+    for key in ("promotion", "promote_scalars", "bool_inputs", "choices"):
+        if key in raw and kind != "pointwise":
+            errors.append(RegistryError(raw.line_of(key), f"'{key}' applies to pointwise ops only"))
+    op.promotion = raw.get("promotion", "default")
+    if op.promotion not in PROMOTIONS:
+        errors.append(RegistryError(raw.line_of("promotion"), f"unknown promotion '{op.promotion}'",
+                                    f"promotions: {', '.join(PROMOTIONS)}"))
+    op.promote_scalars = _as_list(raw.get("promote_scalars", []))
+    for s in op.promote_scalars:
+        a = op.arg(s)
+        if a is None or a.type.base != "Scalar":
+            errors.append(RegistryError(raw.line_of("promote_scalars"), f"promote_scalars: '{s}' is not a Scalar argument"))
+    op.bool_inputs = _as_list(raw.get("bool_inputs", []))
+    for s in op.bool_inputs:
+        a = op.arg(s)
+        if a is None or not a.type.is_tensor:
+            errors.append(RegistryError(raw.line_of("bool_inputs"), f"bool_inputs: '{s}' is not a Tensor argument"))
+    op.choices = dict(raw.get("choices", {}) or {})
+    for a in sig.arguments:
+        if kind == "pointwise" and a.type.base == "str" and a.name not in op.choices:
+            errors.append(RegistryError(line, f"{sig.full_name}: str argument '{a.name}' needs its allowed values in 'choices'"))
+    for k, v in op.choices.items():
+        a = op.arg(k)
+        if a is None or a.type.base != "str":
+            errors.append(RegistryError(raw.line_of("choices"), f"choices: '{k}' is not a str argument"))
+        elif not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            errors.append(RegistryError(raw.line_of("choices"), f"choices of '{k}' must be a list of strings"))
+    if kind == "pointwise":
+        for a in sig.arguments:
+            if a.type.is_list or a.type.base in ("ScalarType",) or (a.type.base == "Tensor" and a.type.optional):
+                errors.append(RegistryError(raw.line_of("signature"),
+                                            f"{sig.full_name}: pointwise ops take Tensors, Scalars, floats, ints, bools and strs; '{a.name}' is {a.type.schema()}"))
+        if not (1 <= len(op.tensor_args) <= 4):
+            errors.append(RegistryError(raw.line_of("signature"), f"{sig.full_name}: pointwise ops take 1 to 4 Tensors"))
+        if len([a for a in sig.arguments if a.type.base != "Tensor"]) > 4:
+            errors.append(RegistryError(raw.line_of("signature"), f"{sig.full_name}: pointwise ops take at most 4 non-Tensor arguments"))
+    if kind in ("kernel", "native") and not re.match(r"^[A-Za-z_]\w*$", op.body):
+        errors.append(RegistryError(raw.line_of(kind), f"{sig.full_name}: {kind} must name a C++ function, got '{op.body}'"))
+    # Derivatives.
+    derivs = raw.get("derivatives") or {}
+    if derivs and not isinstance(derivs, dict):
+        errors.append(RegistryError(raw.line_of("derivatives"), "derivatives must map input name -> formula"))
+        derivs = {}
+    if derivs and kind == "composite":
+        errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: composite ops get autograd from their parts; remove 'derivatives'"))
+    for k, v in derivs.items():
+        dline = derivs.line_of(k) if hasattr(derivs, "line_of") else raw.line_of("derivatives")
+        a = op.arg(k)
+        if a is None:
+            errors.append(RegistryError(dline, f"derivative for unknown input '{k}' of {sig.full_name}",
+                                        f"inputs: {', '.join(x.name for x in sig.arguments if x.type.base == 'Tensor')}"))
+        elif a.type.base != "Tensor":
+            errors.append(RegistryError(dline, f"derivative for '{k}', which is {a.type.schema()}, not a Tensor"))
+        if not isinstance(v, str) or not v.strip():
+            errors.append(RegistryError(dline, f"derivative of '{k}' must be a formula string"))
+        else:
+            op.derivatives[k] = v.strip()
+            ctx.formula_lines[(op.full_name, k)] = dline
+    op.non_differentiable = _as_list(raw.get("non_differentiable", []))
+    for k in op.non_differentiable:
+        if op.arg(k) is None or op.arg(k).type.base != "Tensor":
+            errors.append(RegistryError(raw.line_of("non_differentiable"), f"non_differentiable: '{k}' is not a Tensor argument"))
+    if op.derivatives:
+        for a in op.tensor_args + [x for x in sig.arguments if x.type.is_tensor_list]:
+            if a.name not in op.derivatives and a.name not in op.non_differentiable and a.name not in op.bool_inputs:
+                errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: no derivative for input '{a.name}'",
+                                            "add a formula, or list it under non_differentiable"))
+    op.gradgrad = bool(raw.get("gradgrad", True))
+    op.variants = _as_list(raw.get("variants", _default_variants(kind, sig)))
+    if "function" not in op.variants:
+        op.variants.insert(0, "function")  # methods and variants are built on the function
+    for v in op.variants:
+        if v not in VARIANTS:
+            errors.append(RegistryError(raw.line_of("variants"), f"unknown variant '{v}'", f"variants: {', '.join(VARIANTS)}"))
+        if v in ("inplace", "out") and kind != "pointwise":
+            errors.append(RegistryError(raw.line_of("variants"), f"'{v}' variants are generated for pointwise ops only"))
+        if v == "method" and not (sig.arguments and sig.arguments[0].name == "self" and sig.arguments[0].type.is_tensor):
+            errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: a method needs 'Tensor self' first"))
+    op.operators = _as_list(raw.get("operator", []))
+    for o in op.operators:
+        if o not in OPERATORS:
+            errors.append(RegistryError(raw.line_of("operator"), f"unknown operator '{o}'", f"operators: {' '.join(sorted(OPERATORS))}"))
+        n_tensors = len(op.tensor_args)
+        if o == "~" and n_tensors != 1 or o not in ("-", "~") and n_tensors != 2:
+            errors.append(RegistryError(raw.line_of("operator"), f"operator '{o}' does not fit {sig.full_name}'s {n_tensors} Tensor argument(s)"))
+    op.domain = _check_domain(op, raw.get("domain"), raw.line_of("domain") if "domain" in raw else line, errors)
+    op.torch = raw.get("torch")
+    op.special_values = bool(raw.get("special_values", False))
+    if len(errors) > n_before:
+        return None
+    op.samples = _validate_samples(op, raw.get("samples"), raw.line_of("samples") if "samples" in raw else line, errors)
+    return op
+
+
+class _Context:
+    def __init__(self):
+        self.formula_lines = {}
+
+
+def build(doc, root):
+    """Validate a loaded ops.yaml document into a Registry; raise ErrorList on any problem."""
+    errors = []
+    if not isinstance(doc, dict):
+        raise ErrorList([RegistryError(1, "ops.yaml must be a mapping with 'dtype_groups' and 'ops'")])
+    for k in doc:
+        if k not in TOP_KEYS:
+            errors.append(RegistryError(doc.line_of(k), f"unknown top-level key '{k}'", f"known: {', '.join(sorted(TOP_KEYS))}"))
+    groups = _load_groups(doc.get("dtype_groups"), errors)
+    raw_ops = doc.get("ops")
+    if not isinstance(raw_ops, list):
+        errors.append(RegistryError(doc.line_of("ops") if "ops" in doc else 1, "'ops' must be a list of op entries"))
+        raise ErrorList(errors)
+    ctx = _Context()
+    ops = []
+    seen = {}
+    for raw in raw_ops:
+        if not isinstance(raw, dict):
+            errors.append(RegistryError(doc.line_of("ops"), f"op entry must be a mapping, got {raw!r}"))
+            continue
+        op = _parse_op(raw, groups, ctx, errors)
+        if op is None:
+            continue
+        if op.full_name in seen:
+            errors.append(RegistryError(op.line, f"duplicate op '{op.full_name}'", f"first defined on line {seen[op.full_name]}"))
+            continue
+        seen[op.full_name] = op.line
+        ops.append(op)
+    registry = Registry(ops=ops, groups=groups)
+    formulas.check_registry(registry, ctx.formula_lines, root, errors)
+    check_kernels_exist(registry, root, errors)
+    if errors:
+        errors.sort(key=lambda e: e.line)
+        raise ErrorList(errors)
+    return registry
+
+
+def check_kernels_exist(registry, root, errors):
+    """A named kernel or native function must be defined in the tree (not only declared)."""
+    import os
+    allow_missing = os.environ.get("KILN_ALLOW_MISSING_KERNELS") == "1"
+    texts = {"kernel": _read_tree(os.path.join(root, "kernels", "cpu")),
+             "native": _read_tree(os.path.join(root, "runtime", "src", "native"))}
+    where = {"kernel": "kernels/cpu/ (namespace kiln::cpu)", "native": "runtime/src/native/ (namespace kiln::native)"}
+    registry.missing = []
+    for op in registry.ops:
+        if op.kind not in ("kernel", "native"):
+            continue
+        pattern = re.compile(r"[\w>&*:\s]\s*\b" + re.escape(op.body) + r"\s*\([^;{]*\)\s*(const\s*)?\{", re.S)
+        if not pattern.search(texts[op.kind]):
+            if allow_missing:
+                registry.missing.append(op)
+                continue
+            errors.append(RegistryError(op.line, f"{op.full_name}: {op.kind} function '{op.body}' is not defined in {where[op.kind]}",
+                                        f"define it with the signature declared in generated/include/kiln/gen/"
+                                        f"{'cpu_kernels.h' if op.kind == 'kernel' else 'native.h'}"))
+
+
+def _read_tree(path):
+    import os
+    chunks = []
+    for dirpath, _, files in os.walk(path):
+        for f in sorted(files):
+            if f.endswith((".cpp", ".h", ".cc")):
+                with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
+                    chunks.append(fh.read())
+    return "\n".join(chunks)

@@ -1,0 +1,224 @@
+"""Render the validated registry into generated/ (only files whose content changed are written)."""
+import json
+import os
+
+import jinja2
+
+from . import cpp
+from .model import FLOATING, normalized_samples
+from .views import OpView
+
+TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
+NO_GRAD_FAMILIES = {"comparison", "logical", "bitwise"}
+
+
+def _env():
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), trim_blocks=True,
+                              lstrip_blocks=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+
+
+def _enrich(v, views_by_name):
+    op, sig = v.op, v.sig
+    v.param_types = ", ".join(cpp.param_type(a.type) for a in sig.arguments)
+    v.input_ptrs = ", ".join(f"&{a.name}" for a in v.tensors)
+    v.signature_literal = cpp.cpp_string(f"{op.full_name}{str_args(sig)}")
+    v.doc_literal = cpp.cpp_string(op.doc)
+    if op.kind == "kernel":
+        v.forward_call = f"fn({v.args})"
+    elif op.kind == "native":
+        v.forward_call = f"native::{op.body}({v.args})"
+    else:
+        v.forward_call = ""
+    if op.kind == "composite":
+        v.composite_body = "\n".join("  " + line if line.strip() else "" for line in op.body.splitlines())
+    # Scalar-operand overloads of binary pointwise ops (add(t, 2.0), t.add(2.0), t.add_(2.0)).
+    v.scalar_clash = False
+    if op.kind == "pointwise" and v.scalar_overload:
+        for other in views_by_name.get(op.name, []):
+            if other is v:
+                continue
+            args = other.sig.arguments
+            if len(args) >= 2 and args[1].type.base == "Scalar":
+                v.scalar_clash = True
+        rest = sig.arguments[2:]
+        rest_decl = ", ".join(f"{cpp.param_type(a.type)} {a.name}" + (f" = {cpp.default_value(a)}" if a.default else "") for a in rest)
+        rest_def = ", ".join(f"{cpp.param_type(a.type)} {a.name}" for a in rest)
+        first, second = sig.arguments[0], sig.arguments[1]
+        v.scalar_params_decl = f"const Tensor& {first.name}, const Scalar& {second.name}" + (f", {rest_decl}" if rest_decl else "")
+        v.scalar_call_args = f"{first.name}, wrapped_scalar({second.name})" + "".join(f", {a.name}" for a in rest)
+        v.scalar_method_params_decl = f"const Scalar& {second.name}" + (f", {rest_decl}" if rest_decl else "")
+        v.scalar_method_params_def = f"const Scalar& {second.name}" + (f", {rest_def}" if rest_def else "")
+        v.scalar_rest_args = ", ".join(a.name for a in rest)
+    lines, names = v.registry_conversions()
+    v.reg_lines = lines
+    v.reg_result = v.registry_result(f"{op.name}({names})")
+
+
+def str_args(sig):
+    parts = []
+    star = False
+    for a in sig.arguments:
+        if a.kwarg_only and not star:
+            parts.append("*")
+            star = True
+        parts.append(f"{a.type.schema()} {a.name}" + (f"={a.default}" if a.default is not None else ""))
+    if sig.returns_tuple:
+        ret = "(" + ", ".join(f"{r.type.schema()} {r.name}" for r in sig.returns) + ")"
+    else:
+        ret = sig.returns[0].type.schema()
+    return f"({', '.join(parts)}) -> {ret}"
+
+
+def is_grad_tested(op):
+    """Ops whose gradients the generated tests check: those with formulas, and compositions
+    (composite or native without formulas) of differentiable parts."""
+    if "float64" not in op.dtypes or op.family in NO_GRAD_FAMILIES:
+        return False
+    if op.derivatives:
+        return True
+    return op.kind in ("composite", "native") and bool(differentiable_inputs(op))
+
+
+def differentiable_inputs(op):
+    if op.derivatives:
+        return [a.name for a in op.sig.arguments if a.name in op.derivatives]
+    if op.kind not in ("composite", "native") or op.family in NO_GRAD_FAMILIES:
+        return []
+    return [a.name for a in op.sig.arguments if a.type.base == "Tensor" and a.name not in op.non_differentiable]
+
+
+def _operators(views):
+    ops = []
+    for v in views:
+        for o in v.op.operators:
+            unary = len(v.tensors) == 1
+            ops.append(dict(symbol=o, fn=v.name, unary=unary,
+                            compound=(not unary and "inplace" in v.op.variants and o not in ("==", "!=", "<", "<=", ">", ">="))))
+    return ops
+
+
+class Writer:
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+        self.written = set()
+        self.changed = 0
+
+    def write(self, rel, content):
+        path = os.path.join(self.out_dir, rel)
+        self.written.add(os.path.normpath(path))
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                if fh.read() == content:
+                    return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(content)
+        os.replace(tmp, path)
+        self.changed += 1
+
+    def remove_stale(self):
+        """Delete generated files no longer produced (a removed op leaves nothing behind)."""
+        for dirpath, _, files in os.walk(self.out_dir):
+            for f in files:
+                p = os.path.normpath(os.path.join(dirpath, f))
+                if p not in self.written:
+                    os.remove(p)
+
+
+def render(registry, out_dir):
+    env = _env()
+    missing = getattr(registry, "missing", [])
+    views = [OpView(op, registry, missing) for op in registry.ops]
+    by_name = {}
+    for v in views:
+        by_name.setdefault(v.name, []).append(v)
+    for v in views:
+        _enrich(v, by_name)
+    w = Writer(out_dir)
+    inc = "include/kiln/gen"
+    w.write(f"{inc}/ops.h", env.get_template("ops.h.j2").render(ops=views))
+    w.write(f"{inc}/tensor_methods.h", env.get_template("tensor_methods.h.j2").render(ops=views))
+    w.write(f"{inc}/tensor_methods_inl.h", env.get_template("tensor_methods_inl.h.j2").render(ops=views, operators=_operators(views)))
+    w.write(f"{inc}/backend_table.h", env.get_template("backend_table.h.j2").render(ops=views))
+    w.write(f"{inc}/cpu_kernels.h", env.get_template("cpu_kernels.h.j2").render(ops=views))
+    w.write(f"{inc}/native.h", env.get_template("native.h.j2").render(ops=views))
+    sources = []
+    op_tpl = env.get_template("op.cpp.j2")
+    pw_tpl = env.get_template("cpu_pointwise.cpp.j2")
+    for v in views:
+        rel = f"src/ops/{v.cname}.cpp"
+        w.write(rel, op_tpl.render(v=v))
+        sources.append(rel)
+        if v.op.kind == "pointwise" and "cpu" in v.op.backends:
+            rel = f"src/cpu/{v.cname}.cpp"
+            w.write(rel, pw_tpl.render(v=v))
+            sources.append(rel)
+    w.write("src/cpu_table.cpp", env.get_template("cpu_table.cpp.j2").render(ops=views))
+    sources.append("src/cpu_table.cpp")
+    w.write("src/registry.cpp", env.get_template("registry.cpp.j2").render(ops=views))
+    sources.append("src/registry.cpp")
+    if missing:
+        w.write("src/missing.cpp", env.get_template("missing.cpp.j2").render(ops=views))
+        sources.append("src/missing.cpp")
+    tests = []
+    for v in views:
+        for backend in v.op.backends:
+            if backend != "cpu":
+                continue  # CUDA op tests come with the CUDA backend
+            tests.append(dict(full=v.full, backend=backend, dtypes=", ".join(cpp.dtype_enum(d) for d in v.op.dtypes),
+                              grad=is_grad_tested(v.op), gradgrad=str(v.op.gradgrad).lower()))
+    w.write("tests/op_tests.cpp", env.get_template("op_tests.cpp.j2").render(tests=tests))
+    w.write("op_samples.json", json.dumps(samples_doc(registry), indent=1) + "\n")
+    w.write("coverage_declared.json", json.dumps(declared_doc(registry, missing), indent=1) + "\n")
+    cmake = ["# Generated by codegen/gen.py. Do not edit.", "set(KILN_GENERATED_SOURCES"]
+    cmake += [f'  "${{KILN_GEN_DIR}}/{s}"' for s in sources] + [")"]
+    cmake += ["set(KILN_GENERATED_TEST_SOURCES", '  "${KILN_GEN_DIR}/tests/op_tests.cpp"', ")"]
+    w.write("sources.cmake", "\n".join(cmake) + "\n")
+    w.remove_stale()
+    return w.changed, len(w.written)
+
+
+def _arg_json(a):
+    default = None
+    if a.default is not None and a.default != "None":
+        d = a.default
+        t = a.type
+        if t.base == "bool":
+            default = d == "True"
+        elif t.base in ("int",) and not t.is_list:
+            default = int(d)
+        elif t.base == "int" and t.is_list:
+            inner = d.strip("[]").strip()
+            default = [int(x) for x in inner.split(",")] if inner else []
+        elif t.base in ("float", "Scalar"):
+            default = float(d) if any(c in d for c in ".e") else int(d)
+        elif t.base == "str":
+            default = d.strip("'")
+    return {"name": a.name, "type": a.type.schema().replace("(a)", "").replace("(a!)", ""),
+            "kwarg_only": a.kwarg_only, "has_default": a.default is not None, "default": default}
+
+
+def samples_doc(registry):
+    ops = []
+    for op in registry.ops:
+        torch_call = op.torch or f"torch.ops.aten.{op.name}.{op.sig.overload or 'default'}"
+        ops.append({"name": op.full_name, "signature": op.full_name + str_args(op.sig), "torch": torch_call,
+                    "dtypes": op.dtypes, "differentiable_inputs": differentiable_inputs(op) if is_grad_tested(op) else [],
+                    "gradgrad": op.gradgrad, "special_values": op.special_values,
+                    "args": [_arg_json(a) for a in op.sig.arguments], "samples": normalized_samples(op)})
+    return {"ops": ops}
+
+
+def declared_doc(registry, missing):
+    ops = []
+    for op in registry.ops:
+        backends = {}
+        for b in ("cpu", "cuda"):
+            declared = op.dtypes if b in op.backends else []
+            # CPU is always built; CUDA kernels are not compiled in this build yet.
+            compiled = declared if (b == "cpu" and op not in missing) else []
+            backends[b] = {"declared": declared, "compiled": compiled}
+        ops.append({"name": op.full_name, "family": op.family, "doc": op.doc, "kind": op.kind,
+                    "differentiable": is_grad_tested(op), "backends": backends})
+    return {"ops": ops}

@@ -1,0 +1,193 @@
+"""Parse ATen-style schemas: `name.overload(Type arg=default, *, ...) -> returns`."""
+import re
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+BASE_TYPES = {"Tensor", "int", "float", "bool", "Scalar", "ScalarType", "str"}
+
+
+class SignatureError(ValueError):
+    pass
+
+
+@dataclass
+class Type:
+    base: str             # Tensor, int, float, bool, Scalar, ScalarType, str
+    optional: bool = False
+    is_list: bool = False
+    list_size: Optional[int] = None
+    alias: Optional[str] = None  # "a" in Tensor(a), "a!" in Tensor(a!)
+
+    @property
+    def mutable(self):
+        return bool(self.alias and self.alias.endswith("!"))
+
+    def schema(self):
+        s = self.base
+        if self.alias:
+            s += f"({self.alias})"
+        if self.is_list:
+            s += f"[{self.list_size or ''}]"
+        if self.optional:
+            s += "?"
+        return s
+
+    @property
+    def is_tensor(self):
+        return self.base == "Tensor" and not self.is_list
+
+    @property
+    def is_tensor_list(self):
+        return self.base == "Tensor" and self.is_list
+
+
+@dataclass
+class Argument:
+    name: str
+    type: Type
+    default: Optional[str] = None  # schema text of the default
+    kwarg_only: bool = False
+
+    @property
+    def has_default(self):
+        return self.default is not None
+
+
+@dataclass
+class Return:
+    name: Optional[str]
+    type: Type
+
+
+@dataclass
+class Signature:
+    name: str
+    overload: str
+    arguments: List[Argument] = field(default_factory=list)
+    returns: List[Return] = field(default_factory=list)
+    returns_tuple: bool = False
+
+    @property
+    def full_name(self):
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
+
+_TYPE_RE = re.compile(r"^(Tensor|int|float|bool|Scalar|ScalarType|str)(\((\w+!?)\))?(\[(\d*)\])?(\?)?$")
+_NAME_RE = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def parse_type(text):
+    m = _TYPE_RE.match(text.strip())
+    if not m:
+        raise SignatureError(f"unknown type '{text.strip()}' (known: {', '.join(sorted(BASE_TYPES))}, "
+                             "with [], [N], ? and Tensor(a)/Tensor(a!) annotations)")
+    base, _, alias, lst, size, opt = m.groups()
+    if alias and base != "Tensor":
+        raise SignatureError(f"only Tensor takes an alias annotation, got '{text.strip()}'")
+    return Type(base=base, optional=bool(opt), is_list=lst is not None,
+                list_size=int(size) if size else None, alias=alias)
+
+
+def _split_top(text, sep=","):
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return [p.strip() for p in parts]
+
+
+def _check_default(arg):
+    d, t = arg.default, arg.type
+    if d is None:
+        return
+    if d == "None":
+        if not t.optional:
+            raise SignatureError(f"argument '{arg.name}' defaults to None but its type {t.schema()} is not optional")
+        return
+    ok = True
+    if t.is_list and t.base == "int":
+        ok = bool(re.match(r"^\[\s*(-?\d+\s*(,\s*-?\d+\s*)*)?\]$", d)) or bool(re.match(r"^-?\d+$", d))
+    elif t.base == "int":
+        ok = bool(re.match(r"^-?\d+$", d))
+    elif t.base == "float":
+        ok = bool(re.match(r"^-?(\d+\.?\d*([eE]-?\d+)?|inf)$", d))
+    elif t.base == "bool":
+        ok = d in ("True", "False")
+    elif t.base == "Scalar":
+        ok = bool(re.match(r"^-?(\d+\.?\d*([eE]-?\d+)?)$", d)) or d in ("True", "False")
+    elif t.base == "str":
+        ok = bool(re.match(r"^'[^']*'$", d))
+    elif t.base == "ScalarType":
+        ok = False
+    elif t.base == "Tensor":
+        ok = False
+    if not ok:
+        raise SignatureError(f"default '{d}' does not fit argument '{arg.name}' of type {t.schema()}")
+
+
+def parse_signature(text):
+    m = re.match(r"^\s*([A-Za-z_]\w*)(?:\.(\w+))?\s*\((.*)\)\s*->\s*(.+?)\s*$", text or "", re.S)
+    if not m:
+        raise SignatureError("expected 'name(Type arg, ...) -> Return' or 'name.overload(...) -> Return'")
+    name, overload, args_text, ret_text = m.groups()
+    sig = Signature(name=name, overload=overload or "")
+    kwarg_only = False
+    seen = set()
+    for part in _split_top(args_text):
+        if part == "*":
+            if kwarg_only:
+                raise SignatureError("'*' appears twice")
+            kwarg_only = True
+            continue
+        default = None
+        if "=" in part:
+            part, default = [x.strip() for x in part.split("=", 1)]
+        pieces = part.rsplit(None, 1)
+        if len(pieces) != 2:
+            raise SignatureError(f"argument '{part}' needs a type and a name")
+        type_text, arg_name = pieces
+        if not _NAME_RE.match(arg_name):
+            raise SignatureError(f"bad argument name '{arg_name}'")
+        if arg_name in seen:
+            raise SignatureError(f"argument '{arg_name}' appears twice")
+        seen.add(arg_name)
+        arg = Argument(name=arg_name, type=parse_type(type_text), default=default, kwarg_only=kwarg_only)
+        _check_default(arg)
+        sig.arguments.append(arg)
+    # Non-keyword arguments without defaults may not follow ones with defaults.
+    seen_default = False
+    for a in sig.arguments:
+        if a.kwarg_only:
+            continue
+        if a.has_default:
+            seen_default = True
+        elif seen_default:
+            raise SignatureError(f"argument '{a.name}' without a default follows arguments with defaults")
+    ret_text = ret_text.strip()
+    if ret_text.startswith("("):
+        if not ret_text.endswith(")"):
+            raise SignatureError(f"unbalanced return tuple '{ret_text}'")
+        sig.returns_tuple = True
+        for part in _split_top(ret_text[1:-1]):
+            pieces = part.rsplit(None, 1)
+            if len(pieces) != 2:
+                raise SignatureError(f"tuple returns need names, got '{part}'")
+            t = parse_type(pieces[0])
+            if t.base != "Tensor" or t.is_list:
+                raise SignatureError(f"tuple returns must be Tensors, got '{part}'")
+            sig.returns.append(Return(name=pieces[1], type=t))
+    else:
+        t = parse_type(ret_text)
+        if t.base != "Tensor":
+            raise SignatureError(f"ops return Tensor, (Tensor a, Tensor b) or Tensor[], got '{ret_text}'")
+        sig.returns.append(Return(name=None, type=t))
+    return sig

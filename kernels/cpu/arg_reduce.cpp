@@ -1,0 +1,104 @@
+// max.dim, min.dim, argmax and argmin on CPU: the first occurrence wins ties, and a NaN counts
+// as larger (max) or smaller (min) than everything, so the first NaN is selected, as PyTorch.
+#include "kiln/gen/cpu_kernels.h"
+#include "kernels/cpu/reducers.h"
+
+namespace kiln::cpu {
+namespace {
+
+template <typename T, bool kMax>
+struct ArgReducer {
+  using in_t = T;
+  using V = opmath_t<T>;
+  struct acc_t {
+    V v{};
+    int64_t i = -1;  // -1: nothing seen yet
+  };
+  T* values;         // may be null (argmax/argmin)
+  int64_t* indices;
+
+  static KILN_INLINE bool better(V x, V v) {
+    if constexpr (std::is_floating_point_v<V>) {
+      if (x != x) return v == v;  // first NaN wins
+      return kMax ? x > v : x < v;
+    } else {
+      return kMax ? x > v : x < v;
+    }
+  }
+  acc_t init(int64_t) const { return {}; }
+  KILN_INLINE void step(acc_t& a, T x, int64_t r) const {
+    V xv = V(x);
+    if (a.i < 0 || better(xv, a.v)) { a.v = xv; a.i = r; }
+  }
+  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_steps(*this, a, p, n, s, r); }
+  void merge(acc_t& a, const acc_t& b) const {
+    if (b.i >= 0 && (a.i < 0 || better(b.v, a.v))) a = b;
+  }
+  void write(int64_t o, const acc_t& a) const {
+    if (values) values[o] = T(a.v);
+    indices[o] = a.i;
+  }
+};
+
+// Values (optional) and int64 indices of the max/min along the reduction `rd` of `in`.
+// `in` must reduce over a single dim, or be contiguous when reducing all (flat indices).
+template <bool kMax>
+void arg_reduce(const Tensor& in, const ReduceDims& rd, Tensor* values, Tensor& indices, const char* op) {
+  ReducePlan plan = make_reduce_plan(in, rd);
+  visit_dtype(in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_complex_v<T>) {
+      KILN_FAIL(DTypeError, op, "self", op, "() does not support complex inputs");
+    } else {
+      ArgReducer<T, kMax> red{values ? static_cast<T*>(values->data_ptr()) : nullptr,
+                              static_cast<int64_t*>(indices.data_ptr())};
+      run_reduce(plan, static_cast<const T*>(in.data_ptr()), red);
+    }
+  });
+}
+
+template <bool kMax>
+std::tuple<Tensor, Tensor> minmax_dim(const Tensor& self, int64_t dim, bool keepdim, const char* op) {
+  ReduceDims rd = reduce_one_dim(self, dim, keepdim, op);
+  check_nonempty_reduction(self, rd, false, op);
+  Tensor values = empty(rd.out_sizes, TensorOptions(self.dtype()));
+  Tensor indices = empty(rd.out_sizes, TensorOptions(DType::Int64));
+  arg_reduce<kMax>(self, rd, &values, indices, op);
+  return {values, indices};
+}
+
+template <bool kMax>
+Tensor arg(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const char* op) {
+  if (dim) {
+    ReduceDims rd = reduce_one_dim(self, *dim, keepdim, op);
+    check_nonempty_reduction(self, rd, false, op);
+    Tensor indices = empty(rd.out_sizes, TensorOptions(DType::Int64));
+    arg_reduce<kMax>(self, rd, nullptr, indices, op);
+    return indices;
+  }
+  // dim=None: index into the flattened tensor (keepdim keeps every dim as size 1).
+  KILN_CHECK(self.numel() != 0, IndexError, op, "self", op,
+             "(): Expected reduction dim to be specified for input.numel() == 0.");
+  Tensor flat = dense(self);
+  ReduceDims rd = reduce_dims(flat, IntArrayRef(), keepdim, op);
+  Tensor indices = empty(rd.out_sizes, TensorOptions(DType::Int64));
+  arg_reduce<kMax>(flat, rd, nullptr, indices, op);
+  return indices;
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return minmax_dim<true>(self, dim, keepdim, "max");
+}
+std::tuple<Tensor, Tensor> min_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return minmax_dim<false>(self, dim, keepdim, "min");
+}
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return arg<true>(self, dim, keepdim, "argmax");
+}
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return arg<false>(self, dim, keepdim, "argmin");
+}
+
+}  // namespace kiln::cpu

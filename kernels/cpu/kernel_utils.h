@@ -1,0 +1,81 @@
+#pragma once
+// Small helpers shared by the hand-written CPU kernels: dense copies, element conversion
+// with PyTorch's cast rules, NaN tests and the output-dtype rules of sum/prod.
+#include <cmath>
+#include <type_traits>
+#include "kiln/tensor.h"
+
+namespace kiln::cpu {
+
+// `t` itself when it is already contiguous with dtype `d`, else a contiguous copy cast to `d`.
+// Uses the non-differentiable core (empty + copy_): kernels run below autograd.
+inline Tensor dense(const Tensor& t, DType d) {
+  if (t.is_contiguous() && t.dtype() == d) return t;
+  Tensor out = empty(t.sizes(), TensorOptions(d, t.device()));
+  out.copy_(t);
+  return out;
+}
+inline Tensor dense(const Tensor& t) { return dense(t, t.dtype()); }
+
+// `t` cast to `d` keeping its layout when no cast is needed (reductions handle any strides).
+inline Tensor cast_if_needed(const Tensor& t, DType d) { return t.dtype() == d ? t : dense(t, d); }
+
+template <typename T>
+inline constexpr bool is_reduced_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T>
+inline constexpr bool is_float_like_v = std::is_floating_point_v<T> || is_reduced_float_v<T>;
+
+// Element type of to_real(dtype): complex<V> -> V, others unchanged.
+template <typename T> struct RealOf { using type = T; };
+template <typename V> struct RealOf<complex<V>> { using type = V; };
+template <typename T> using real_t = typename RealOf<T>::type;
+
+template <typename T>
+KILN_INLINE bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else if constexpr (is_reduced_float_v<T>) return float(x) != float(x);
+  else return false;
+}
+
+// Element conversion with PyTorch's cast semantics (16-bit floats go through float,
+// complex -> real keeps the real part, anything -> bool is "nonzero").
+template <typename To, typename From>
+KILN_INLINE To convert(From x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (is_complex_v<To>) {
+    using V = typename To::value_type;
+    if constexpr (is_complex_v<From>) return To(V(x.re), V(x.im));
+    else return To(V(static_cast<opmath_t<From>>(x)), V(0));
+  } else if constexpr (is_complex_v<From>) {
+    if constexpr (std::is_same_v<To, bool>) return x.re != 0 || x.im != 0;
+    else return convert<To>(x.re);
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return static_cast<opmath_t<From>>(x) != 0;
+  } else {
+    return To(static_cast<opmath_t<From>>(x));
+  }
+}
+
+// Nonzero test used by all/any/count_nonzero (NaN is nonzero).
+template <typename T>
+KILN_INLINE bool truthy(T x) {
+  if constexpr (is_complex_v<T>) return x.re != 0 || x.im != 0;
+  else if constexpr (is_reduced_float_v<T>) return float(x) != 0.0f;
+  else return x != T(0);
+}
+
+// |x| as a real number in the compute precision of T (double for float32 accumulation safety).
+template <typename T>
+KILN_INLINE double abs_as_double(T x) {
+  if constexpr (is_complex_v<T>) return std::hypot(double(x.re), double(x.im));
+  else return std::fabs(double(static_cast<opmath_t<T>>(x)));
+}
+
+// dtype sum/prod produce without an explicit dtype: bool and integers accumulate in int64.
+inline DType sum_result_dtype(DType self, std::optional<DType> dtype) {
+  if (dtype) return *dtype;
+  return is_integral(self, /*include_bool=*/true) ? DType::Int64 : self;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,274 @@
+#pragma once
+// The CPU reduction engine: one loop nest for every reduction kernel.
+//
+// A plan splits the input's dims into kept dims (one per output element) and reduced dims,
+// drops size-1 dims, orders both by input stride and merges dims that are contiguous with
+// each other. A Reducer supplies the arithmetic:
+//
+//   using in_t, acc_t;
+//   acc_t init(int64_t out_off) const;                       // identity (may read per-output data)
+//   void step(acc_t&, in_t x, int64_t r) const;              // r: linear index within the reduction
+//   void run(acc_t&, const in_t* p, int64_t n, int64_t stride, int64_t r) const;  // n steps
+//   void merge(acc_t& a, const acc_t& b) const;              // b covers later indices than a
+//   acc_t identity(const acc_t& a) const;                    // neutral element with a's per-output data
+//                                                           // (only for reducers using run_by_lanes)
+//   void write(int64_t out_off, const acc_t&) const;         // out_off: offset in the contiguous result
+//
+// Two loop orders: "inner" reduces each output along its own elements (the reduced dims are
+// the fast ones), "vertical" keeps a block of accumulators for neighbouring outputs and sweeps
+// the reduced dims (the kept dim is the fast one, e.g. sum over dim 0 of a row-major matrix).
+// Parallelism is over outputs; when there are few outputs the reduction itself is cut into
+// fixed-size chunks whose partial results merge in order. Neither depends on the thread count,
+// so results are identical for any number of threads.
+#include <omp.h>
+#include <algorithm>
+#include <utility>
+#include <vector>
+#include "kernels/cpu/reduce_dims.h"
+
+namespace kiln::cpu {
+
+struct ReducePlan {
+  DimVector ksize, kin, kout;  // kept dims, innermost first: size, input stride, output stride
+  DimVector rsize, rin;        // reduced dims, innermost first: size, input stride
+  int64_t out_numel = 1, red_numel = 1;
+};
+
+inline ReducePlan make_reduce_plan(const Tensor& in, const ReduceDims& rd) {
+  ReducePlan p;
+  const int64_t nd = in.dim();
+  IntArrayRef sizes = in.sizes(), strides = in.strides();
+  struct D { int64_t size, in, out; };
+  std::vector<D> kept, red;
+  // Output strides: the result is contiguous in its keepdim shape (reduced dims have size 1).
+  DimVector ostride(size_t(nd), 0);
+  int64_t acc = 1;
+  for (int64_t d = nd - 1; d >= 0; --d) {
+    ostride[size_t(d)] = acc;
+    if (!rd.reduced[size_t(d)]) acc *= sizes[size_t(d)];
+  }
+  p.out_numel = acc;
+  for (int64_t d = 0; d < nd; ++d) {
+    const size_t i = size_t(d);
+    if (rd.reduced[i]) p.red_numel *= sizes[i];
+    if (sizes[i] == 1) continue;
+    if (rd.reduced[i]) red.push_back({sizes[i], strides[i], 0});
+    else kept.push_back({sizes[i], strides[i], ostride[i]});
+  }
+  auto by_stride = [](const D& a, const D& b) { return a.in != b.in ? a.in < b.in : a.out < b.out; };
+  // Innermost first; ties keep reverse dim order so a contiguous tensor stays in row-major order.
+  std::reverse(kept.begin(), kept.end());
+  std::reverse(red.begin(), red.end());
+  std::stable_sort(kept.begin(), kept.end(), by_stride);
+  std::stable_sort(red.begin(), red.end(), by_stride);
+  for (const D& d : kept) {
+    size_t n = p.ksize.size();
+    if (n && p.kin[n - 1] * p.ksize[n - 1] == d.in && p.kout[n - 1] * p.ksize[n - 1] == d.out) {
+      p.ksize[n - 1] *= d.size;
+    } else {
+      p.ksize.push_back(d.size); p.kin.push_back(d.in); p.kout.push_back(d.out);
+    }
+  }
+  for (const D& d : red) {
+    size_t n = p.rsize.size();
+    if (n && p.rin[n - 1] * p.rsize[n - 1] == d.in) {
+      p.rsize[n - 1] *= d.size;
+    } else {
+      p.rsize.push_back(d.size); p.rin.push_back(d.in);
+    }
+  }
+  // Sentinels so loops never special-case "no dims".
+  if (p.ksize.empty()) { p.ksize.push_back(1); p.kin.push_back(0); p.kout.push_back(0); }
+  if (p.rsize.empty()) { p.rsize.push_back(1); p.rin.push_back(0); }
+  return p;
+}
+
+namespace reduce_detail {
+
+inline constexpr int64_t kGrain = 32768;   // elements of work worth a thread
+inline constexpr int64_t kChunk = 16384;   // reduction elements per partial result
+inline constexpr int64_t kBlock = 64;      // accumulators per vertical task
+inline constexpr int64_t kFewTasks = 32;   // below this, also split the reduction
+
+// Multi-index over the kept dims carrying the input and output offsets.
+struct KeptCursor {
+  const ReducePlan& p;
+  DimVector idx;
+  int64_t in = 0, out = 0;
+  KeptCursor(const ReducePlan& plan, int64_t linear) : p(plan), idx(plan.ksize.size(), 0) {
+    for (size_t d = 0; d < p.ksize.size(); ++d) {
+      idx[d] = linear % p.ksize[d];
+      linear /= p.ksize[d];
+      in += idx[d] * p.kin[d];
+      out += idx[d] * p.kout[d];
+    }
+  }
+  void next() {
+    for (size_t d = 0; d < p.ksize.size(); ++d) {
+      in += p.kin[d];
+      out += p.kout[d];
+      if (++idx[d] < p.ksize[d]) return;
+      in -= p.ksize[d] * p.kin[d];
+      out -= p.ksize[d] * p.kout[d];
+      idx[d] = 0;
+    }
+  }
+};
+
+// Calls fn(offset, n, stride, r) for runs along the innermost reduced dim covering the
+// linear reduction indices [r0, r1).
+template <typename F>
+void for_each_reduced_run(const ReducePlan& p, int64_t r0, int64_t r1, F&& fn) {
+  if (r0 >= r1) return;
+  const int64_t n0 = p.rsize[0], s0 = p.rin[0];
+  const size_t nd = p.rsize.size();
+  DimVector idx(nd, 0);
+  int64_t outer = r0 / n0, off = 0;
+  for (size_t d = 1; d < nd; ++d) {
+    idx[d] = outer % p.rsize[d];
+    outer /= p.rsize[d];
+    off += idx[d] * p.rin[d];
+  }
+  int64_t i0 = r0 % n0, r = r0;
+  while (r < r1) {
+    int64_t n = std::min(n0 - i0, r1 - r);
+    fn(off + i0 * s0, n, s0, r);
+    r += n;
+    i0 = 0;
+    for (size_t d = 1; d < nd; ++d) {
+      off += p.rin[d];
+      if (++idx[d] < p.rsize[d]) break;
+      off -= p.rsize[d] * p.rin[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// Accumulates outputs [o0, o1) over reduction indices [r0, r1); sink(i, out_off, acc) receives
+// each result (i counts from 0 within the range).
+template <typename R, typename Sink>
+void compute_range(const ReducePlan& p, const typename R::in_t* in, const R& red, bool vertical, int64_t o0,
+                   int64_t o1, int64_t r0, int64_t r1, Sink&& sink) {
+  using acc_t = typename R::acc_t;
+  using in_t = typename R::in_t;
+  KeptCursor cur(p, o0);
+  if (!vertical) {
+    for (int64_t o = o0; o < o1; ++o, cur.next()) {
+      acc_t a = red.init(cur.out);
+      const in_t* base = in + cur.in;
+      for_each_reduced_run(p, r0, r1, [&](int64_t off, int64_t n, int64_t s, int64_t r) {
+        red.run(a, base + off, n, s, r);
+      });
+      sink(o - o0, cur.out, a);
+    }
+    return;
+  }
+  // Vertical: [o0, o1) lies within one row of the fastest kept dim.
+  const int64_t nb = o1 - o0, ks = p.kin[0], kos = p.kout[0];
+  acc_t acc[kBlock];
+  for (int64_t j = 0; j < nb; ++j) acc[j] = red.init(cur.out + j * kos);
+  const in_t* base = in + cur.in;
+  for_each_reduced_run(p, r0, r1, [&](int64_t off, int64_t n, int64_t s, int64_t r) {
+    for (int64_t i = 0; i < n; ++i) {
+      const in_t* row = base + off + i * s;
+      if (ks == 1) {
+        for (int64_t j = 0; j < nb; ++j) red.step(acc[j], row[j], r + i);
+      } else {
+        for (int64_t j = 0; j < nb; ++j) red.step(acc[j], row[j * ks], r + i);
+      }
+    }
+  });
+  for (int64_t j = 0; j < nb; ++j) sink(j, cur.out + j * kos, acc[j]);
+}
+
+}  // namespace reduce_detail
+
+// Runs reducer `red` over `in` (the data pointer of the tensor the plan was made from).
+template <typename R>
+void run_reduce(const ReducePlan& p, const typename R::in_t* in, const R& red) {
+  using namespace reduce_detail;
+  using acc_t = typename R::acc_t;
+  const int64_t O = p.out_numel, N = p.red_numel;
+  if (O == 0) return;
+  const bool vertical = p.ksize[0] > 1 && N > 1 && p.kin[0] < p.rin[0];
+  // Tasks are ranges of outputs: blocks along the fast kept dim (vertical) or runs of outputs.
+  const int64_t J = p.ksize[0];
+  const int64_t blocks_per_row = vertical ? (J + kBlock - 1) / kBlock : 0;
+  const int64_t per_task = vertical ? kBlock : std::max<int64_t>(1, kGrain / std::max<int64_t>(N, 1));
+  const int64_t ntasks = vertical ? (O / J) * blocks_per_row : (O + per_task - 1) / per_task;
+  auto task_range = [&](int64_t t) {
+    if (vertical) {
+      int64_t row = t / blocks_per_row, b = t % blocks_per_row;
+      int64_t o0 = row * J + b * kBlock;
+      return std::make_pair(o0, std::min(row * J + J, o0 + kBlock));
+    }
+    int64_t o0 = t * per_task;
+    return std::make_pair(o0, std::min(O, o0 + per_task));
+  };
+  const bool parallel = O * std::max<int64_t>(N, 1) >= kGrain;
+
+  if (ntasks >= kFewTasks || N < 2 * kChunk) {
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t t = 0; t < ntasks; ++t) {
+      const std::pair<int64_t, int64_t> range = task_range(t);
+      compute_range(p, in, red, vertical, range.first, range.second, 0, N,
+                    [&](int64_t, int64_t out_off, const acc_t& a) { red.write(out_off, a); });
+    }
+    return;
+  }
+
+  // Few outputs, long reductions: partial results per (chunk, output), merged in chunk order.
+  const int64_t nchunks = (N + kChunk - 1) / kChunk;
+  std::vector<acc_t> partial(size_t(nchunks * O));
+  std::vector<int64_t> out_offs(static_cast<size_t>(O));
+#pragma omp parallel for schedule(static) collapse(2)
+  for (int64_t c = 0; c < nchunks; ++c) {
+    for (int64_t t = 0; t < ntasks; ++t) {
+      const std::pair<int64_t, int64_t> range = task_range(t);
+      const int64_t o0 = range.first, r0 = c * kChunk, r1 = std::min(N, r0 + kChunk);
+      compute_range(p, in, red, vertical, o0, range.second, r0, r1, [&](int64_t i, int64_t out_off, const acc_t& a) {
+        partial[size_t(c * O + o0 + i)] = a;
+        if (c == 0) out_offs[size_t(o0 + i)] = out_off;
+      });
+    }
+  }
+  for (int64_t o = 0; o < O; ++o) {
+    acc_t a = partial[size_t(o)];
+    for (int64_t c = 1; c < nchunks; ++c) red.merge(a, partial[size_t(c * O + o)]);
+    red.write(out_offs[size_t(o)], a);
+  }
+}
+
+// Default `run` for reducers without a vectorized contiguous loop.
+template <typename R, typename Acc, typename In>
+KILN_INLINE void run_by_steps(const R& red, Acc& a, const In* p, int64_t n, int64_t s, int64_t r) {
+  if (s == 1) {
+    for (int64_t i = 0; i < n; ++i) red.step(a, p[i], r + i);
+  } else {
+    for (int64_t i = 0; i < n; ++i) red.step(a, p[i * s], r + i);
+  }
+}
+
+// `run` for associative, order-free accumulations (sums, max, all ...; never arg-reductions):
+// 8 independent lanes the compiler can vectorize, folded in a fixed order, so the result
+// depends only on the run boundaries, never on threads.
+template <typename R, typename Acc, typename In>
+KILN_INLINE void run_by_lanes(const R& red, Acc& a, const In* p, int64_t n, int64_t s, int64_t r) {
+  if (s != 1 || n < 32) {
+    run_by_steps(red, a, p, n, s, r);
+    return;
+  }
+  Acc lane[8];
+  for (int k = 0; k < 8; ++k) lane[k] = red.identity(a);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) red.step(lane[k], p[i + k], r + i + k);
+  for (; i < n; ++i) red.step(lane[0], p[i], r + i);
+  red.merge(lane[0], lane[1]); red.merge(lane[2], lane[3]);
+  red.merge(lane[4], lane[5]); red.merge(lane[6], lane[7]);
+  red.merge(lane[0], lane[2]); red.merge(lane[4], lane[6]);
+  red.merge(lane[0], lane[4]);
+  red.merge(a, lane[0]);
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,185 @@
+// var, norm and logsumexp on CPU.
+// var is two-pass (mean, then squared deviations) in double precision: stable without
+// Welford's per-element divisions. logsumexp subtracts the max as PyTorch does, replacing an
+// infinite max by 0 so all -inf rows give -inf and +inf rows give +inf.
+#include <vector>
+#include "kiln/gen/cpu_kernels.h"
+#include "kernels/cpu/reducers.h"
+
+namespace kiln::cpu {
+namespace {
+
+// Compute type of the statistics: double, or complex<double> for complex inputs.
+template <typename T>
+using stat_t = std::conditional_t<is_complex_v<T>, complex<double>, double>;
+
+KILN_INLINE double abs2(double x) { return x * x; }
+KILN_INLINE double abs2(complex<double> z) { return z.re * z.re + z.im * z.im; }
+
+// Second pass of var: sum of |x - mean|^2 with the output's mean carried in the accumulator.
+template <typename T, typename Out>
+struct SquaredDeviationReducer {
+  using in_t = T;
+  using M = stat_t<T>;
+  struct acc_t {
+    M mean{};
+    double s = 0;
+  };
+  Out* out;
+  const M* means;   // indexed by output offset
+  double divisor;   // max(0, N - correction)
+  acc_t init(int64_t o) const { return {means[o], 0.0}; }
+  acc_t identity(const acc_t& a) const { return {a.mean, 0.0}; }
+  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a.s += abs2(convert<M>(x) - a.mean); }
+  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
+  void merge(acc_t& a, const acc_t& b) const { a.s += b.s; }
+  void write(int64_t o, const acc_t& a) const { out[o] = Out(a.s / divisor); }
+};
+
+enum class NormKind { Two, One, Zero, Inf, NegInf, General };
+
+template <typename T, typename Out, NormKind K>
+struct NormReducer {
+  using in_t = T;
+  using acc_t = double;
+  Out* out;
+  double p;
+  int64_t count;
+  static KILN_INLINE double magnitude(T x) { return abs_as_double(x); }
+  acc_t init(int64_t) const { return identity(0.0); }
+  acc_t identity(const acc_t&) const { return K == NormKind::NegInf ? std::numeric_limits<double>::infinity() : 0.0; }
+  KILN_INLINE void step(acc_t& a, T x, int64_t) const {
+    if constexpr (K == NormKind::Two) {
+      a += abs2(convert<stat_t<T>>(x));
+    } else if constexpr (K == NormKind::One) {
+      a += magnitude(x);
+    } else if constexpr (K == NormKind::Zero) {
+      a += truthy(x) ? 1.0 : 0.0;
+    } else if constexpr (K == NormKind::Inf) {
+      double v = magnitude(x);
+      a = (a != a || a >= v) ? a : v;
+    } else if constexpr (K == NormKind::NegInf) {
+      double v = magnitude(x);
+      a = (a != a || a <= v) ? a : v;
+    } else {
+      a += std::pow(magnitude(x), p);
+    }
+  }
+  void run(acc_t& a, const T* ptr, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, ptr, n, s, r); }
+  void merge(acc_t& a, const acc_t& b) const {
+    if constexpr (K == NormKind::Inf) a = (a != a || a >= b) ? a : b;
+    else if constexpr (K == NormKind::NegInf) a = (a != a || a <= b) ? a : b;
+    else a += b;
+  }
+  void write(int64_t o, const acc_t& a) const {
+    double v = a;
+    if constexpr (K == NormKind::Two) v = std::sqrt(a);
+    else if constexpr (K == NormKind::General) v = std::pow(a, 1.0 / p);
+    else if constexpr (K == NormKind::Inf || K == NormKind::NegInf) v = count == 0 ? 0.0 : a;  // PyTorch: 0
+    out[o] = Out(v);
+  }
+};
+
+// Second pass of logsumexp: sum of exp(x - m) with m = max, or 0 when the max is infinite.
+template <typename T>
+struct ExpSumReducer {
+  using in_t = T;
+  using C = opmath_t<T>;  // exp in float for 16/32-bit inputs, double for float64
+  struct acc_t {
+    C shift{};
+    double s = 0;
+  };
+  T* out;
+  const C* maxes;  // indexed by output offset
+  static C shift_of(C m) { return std::isinf(m) ? C(0) : m; }
+  acc_t init(int64_t o) const { return {shift_of(maxes[o]), 0.0}; }
+  acc_t identity(const acc_t& a) const { return {a.shift, 0.0}; }
+  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a.s += double(std::exp(C(x) - a.shift)); }
+  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
+  void merge(acc_t& a, const acc_t& b) const { a.s += b.s; }
+  void write(int64_t o, const acc_t& a) const { out[o] = T(C(std::log(a.s) + double(a.shift))); }
+};
+
+template <typename T, NormKind K>
+void run_norm(const ReducePlan& plan, const Tensor& self, Tensor& out, double p, int64_t count) {
+  using Out = real_t<T>;
+  NormReducer<T, Out, K> red{static_cast<Out*>(out.data_ptr()), p, count};
+  run_reduce(plan, static_cast<const T*>(self.data_ptr()), red);
+}
+
+}  // namespace
+
+Tensor var(const Tensor& self, OptIntList dim, const std::optional<Scalar>& correction, bool keepdim) {
+  ReduceDims rd = reduce_dims(self, dim, keepdim, "var");
+  const double c = correction ? correction->to_double() : 1.0;
+  const int64_t n = rd.reduced_numel;
+  Tensor out = empty(rd.out_sizes, TensorOptions(to_real(self.dtype())));
+  ReducePlan plan = make_reduce_plan(self, rd);
+  visit_dtype(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!is_inexact(dtype_of<T>)) {
+      KILN_FAIL(DTypeError, "var", "self", "expected a floating point or complex tensor, got ", dtype_name(self.dtype()));
+    } else {
+      using M = stat_t<T>;
+      using Out = real_t<T>;
+      const T* src = static_cast<const T*>(self.data_ptr());
+      std::vector<M> means(size_t(plan.out_numel));
+      SumReducer<T, M, true> mean_red{means.data(), n};
+      run_reduce(plan, src, mean_red);
+      SquaredDeviationReducer<T, Out> dev{static_cast<Out*>(out.data_ptr()), means.data(),
+                                          std::max(0.0, double(n) - c)};
+      run_reduce(plan, src, dev);
+    }
+  });
+  return out;
+}
+
+Tensor norm(const Tensor& self, const std::optional<Scalar>& p, OptIntList dim, bool keepdim) {
+  KILN_CHECK(!p || !p->is_complex(), ValueError, "norm", "p", "expected p to be an integer or float, got ", p->str());
+  const double pv = p ? p->to_double() : 2.0;
+  ReduceDims rd = reduce_dims(self, dim, keepdim, "norm");
+  Tensor out = empty(rd.out_sizes, TensorOptions(to_real(self.dtype())));
+  ReducePlan plan = make_reduce_plan(self, rd);
+  const int64_t count = rd.reduced_numel;
+  visit_dtype(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!is_inexact(dtype_of<T>)) {
+      KILN_FAIL(DTypeError, "norm", "self", "expected a floating point or complex tensor, got ", dtype_name(self.dtype()));
+    } else if (pv == 2.0) {
+      run_norm<T, NormKind::Two>(plan, self, out, pv, count);
+    } else if (pv == 1.0) {
+      run_norm<T, NormKind::One>(plan, self, out, pv, count);
+    } else if (pv == 0.0) {
+      run_norm<T, NormKind::Zero>(plan, self, out, pv, count);
+    } else if (std::isinf(pv)) {
+      if (pv > 0) run_norm<T, NormKind::Inf>(plan, self, out, pv, count);
+      else run_norm<T, NormKind::NegInf>(plan, self, out, pv, count);
+    } else {
+      run_norm<T, NormKind::General>(plan, self, out, pv, count);
+    }
+  });
+  return out;
+}
+
+Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  ReduceDims rd = reduce_dims(self, dim, keepdim, "logsumexp");
+  Tensor out = empty(rd.out_sizes, TensorOptions(self.dtype()));
+  ReducePlan plan = make_reduce_plan(self, rd);
+  visit_dtype(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!is_floating(dtype_of<T>)) {
+      KILN_FAIL(DTypeError, "logsumexp", "self", "expected a floating point tensor, got ", dtype_name(self.dtype()));
+    } else {
+      using C = opmath_t<T>;
+      const T* src = static_cast<const T*>(self.data_ptr());
+      std::vector<C> maxes(size_t(plan.out_numel));
+      MinMaxReducer<T, true, C> max_red{maxes.data()};
+      run_reduce(plan, src, max_red);
+      ExpSumReducer<T> exp_red{static_cast<T*>(out.data_ptr()), maxes.data()};
+      run_reduce(plan, src, exp_red);
+    }
+  });
+  return out;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,81 @@
+#pragma once
+// Reducers shared by several reduction kernels (see reduce_engine.h for the interface).
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include "kernels/cpu/kernel_utils.h"
+#include "kernels/cpu/reduce_engine.h"
+
+namespace kiln::cpu {
+
+// Accumulator of sum/prod: integers in uint64 (wraps modulo 2^64 like PyTorch's int64 sums,
+// without signed-overflow UB), 16-bit floats in float (as PyTorch), float32 in double (long
+// sums do not drift), complex in complex<double>.
+template <typename T>
+using sum_acc_t = std::conditional_t<
+    is_complex_v<T>, complex<double>,
+    std::conditional_t<std::is_floating_point_v<T>, double, std::conditional_t<is_reduced_float_v<T>, float, uint64_t>>>;
+
+// Sum into Out; kMean divides by `count` the way PyTorch's mean does (sum rounded to Out, then
+// divided in Out's compute type).
+template <typename T, typename Out, bool kMean = false>
+struct SumReducer {
+  using in_t = T;
+  using acc_t = sum_acc_t<T>;
+  Out* out;
+  int64_t count = 0;
+  acc_t init(int64_t) const { return acc_t(0); }
+  acc_t identity(const acc_t&) const { return acc_t(0); }
+  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a += convert<acc_t>(x); }
+  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
+  void merge(acc_t& a, const acc_t& b) const { a += b; }
+  void write(int64_t o, const acc_t& a) const {
+    Out v = convert<Out>(a);
+    if constexpr (kMean) {
+      using M = opmath_t<Out>;
+      v = Out(M(v) / M(count));
+    }
+    out[o] = v;
+  }
+};
+
+template <typename T, typename Out>
+struct ProdReducer {
+  using in_t = T;
+  using acc_t = sum_acc_t<T>;
+  Out* out;
+  acc_t init(int64_t) const { return acc_t(1); }
+  acc_t identity(const acc_t&) const { return acc_t(1); }
+  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a *= convert<acc_t>(x); }
+  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
+  void merge(acc_t& a, const acc_t& b) const { a *= b; }
+  void write(int64_t o, const acc_t& a) const { out[o] = convert<Out>(a); }
+};
+
+// max/min with NaN propagation (any NaN makes the result NaN). Real types only.
+template <typename T, bool kMax, typename Out = T>
+struct MinMaxReducer {
+  using in_t = T;
+  using acc_t = opmath_t<T>;
+  Out* out;
+  static acc_t ident() {
+    if constexpr (std::is_floating_point_v<acc_t>)
+      return kMax ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
+    else
+      return kMax ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
+  }
+  static KILN_INLINE void pick(acc_t& a, acc_t x) {
+    if constexpr (std::is_floating_point_v<acc_t>)
+      a = (a != a || (kMax ? a >= x : a <= x)) ? a : x;  // a NaN stays; a NaN x wins
+    else
+      a = (kMax ? x > a : x < a) ? x : a;
+  }
+  acc_t init(int64_t) const { return ident(); }
+  acc_t identity(const acc_t&) const { return ident(); }
+  KILN_INLINE void step(acc_t& a, T x, int64_t) const { pick(a, acc_t(x)); }
+  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
+  void merge(acc_t& a, const acc_t& b) const { pick(a, b); }
+  void write(int64_t o, const acc_t& a) const { out[o] = Out(a); }
+};
+
+}  // namespace kiln::cpu

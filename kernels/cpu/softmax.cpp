@@ -1,0 +1,112 @@
+// softmax and log_softmax along any dim on CPU.
+// The input is viewed as [outer, D, inner] (contiguous). inner == 1 (the last dim) takes the
+// row path: one pass for the max, one for sum(exp(x - max)), one to write. Otherwise blocks of
+// inner columns are processed together so every pass is a unit-stride loop.
+// 16-bit floats compute in float; dtype= casts the input first, as PyTorch.
+#include <cmath>
+#include <limits>
+#include <vector>
+#include "kiln/gen/cpu_kernels.h"
+#include "kernels/cpu/kernel_utils.h"
+
+namespace kiln::cpu {
+namespace {
+
+inline constexpr int64_t kGrain = 32768;
+inline constexpr int64_t kColumns = 64;  // inner columns per task on the strided path
+
+template <typename C>
+KILN_INLINE C max_nan(C a, C x) { return (a != a || a >= x) ? a : x; }
+
+template <typename T, bool kLog>
+void softmax_rows(const T* in, T* out, int64_t outer, int64_t D) {
+  using C = opmath_t<T>;
+  const bool parallel = outer > 1 && outer * D >= kGrain;
+#pragma omp parallel if (parallel)
+  {
+    std::vector<C> buf(static_cast<size_t>(D));  // exp(x - max) in compute precision, reused per row
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < outer; ++r) {
+      const T* x = in + r * D;
+      T* y = out + r * D;
+      C m = -std::numeric_limits<C>::infinity();
+      for (int64_t i = 0; i < D; ++i) m = max_nan(m, C(x[i]));
+      C s = 0;
+      for (int64_t i = 0; i < D; ++i) {
+        buf[size_t(i)] = std::exp(C(x[i]) - m);
+        s += buf[size_t(i)];
+      }
+      if constexpr (kLog) {
+        const C shift = m + std::log(s);
+        for (int64_t i = 0; i < D; ++i) y[i] = T(C(x[i]) - shift);
+      } else {
+        for (int64_t i = 0; i < D; ++i) y[i] = T(buf[size_t(i)] / s);
+      }
+    }
+  }
+}
+
+template <typename T, bool kLog>
+void softmax_columns(const T* in, T* out, int64_t outer, int64_t D, int64_t inner) {
+  using C = opmath_t<T>;
+  const int64_t blocks = (inner + kColumns - 1) / kColumns;
+  const bool parallel = outer * blocks > 1 && outer * D * inner >= kGrain;
+#pragma omp parallel for schedule(static) collapse(2) if (parallel)
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t j0 = b * kColumns, w = std::min(kColumns, inner - j0);
+      const T* x = in + o * D * inner + j0;
+      T* y = out + o * D * inner + j0;
+      C m[kColumns], s[kColumns];
+      for (int64_t j = 0; j < w; ++j) { m[j] = -std::numeric_limits<C>::infinity(); s[j] = 0; }
+      for (int64_t d = 0; d < D; ++d)
+        for (int64_t j = 0; j < w; ++j) m[j] = max_nan(m[j], C(x[d * inner + j]));
+      for (int64_t d = 0; d < D; ++d)
+        for (int64_t j = 0; j < w; ++j) s[j] += std::exp(C(x[d * inner + j]) - m[j]);
+      if constexpr (kLog) {
+        for (int64_t j = 0; j < w; ++j) m[j] += std::log(s[j]);
+        for (int64_t d = 0; d < D; ++d)
+          for (int64_t j = 0; j < w; ++j) y[d * inner + j] = T(C(x[d * inner + j]) - m[j]);
+      } else {
+        for (int64_t d = 0; d < D; ++d)
+          for (int64_t j = 0; j < w; ++j) y[d * inner + j] = T(std::exp(C(x[d * inner + j]) - m[j]) / s[j]);
+      }
+    }
+  }
+}
+
+template <bool kLog>
+Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<DType> dtype, const char* op) {
+  const int64_t nd = self.dim();
+  const int64_t d = wrap_dim(dim, nd == 0 ? 1 : nd, op, "dim");
+  const DType dt = dtype.value_or(self.dtype());
+  KILN_CHECK(is_floating(dt), DTypeError, op, "dtype", "expected a floating point dtype, got ", dtype_name(dt));
+  Tensor in = dense(self, dt);
+  Tensor out = empty(self.sizes(), TensorOptions(dt));
+  if (out.numel() == 0) return out;
+  int64_t outer = 1, D = nd == 0 ? 1 : self.size(d), inner = 1;
+  for (int64_t i = 0; i < d && i < nd; ++i) outer *= self.size(i);
+  for (int64_t i = d + 1; i < nd; ++i) inner *= self.size(i);
+  visit_dtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_floating(dtype_of<T>)) {
+      const T* x = static_cast<const T*>(in.data_ptr());
+      T* y = static_cast<T*>(out.data_ptr());
+      if (inner == 1) softmax_rows<T, kLog>(x, y, outer, D);
+      else softmax_columns<T, kLog>(x, y, outer, D, inner);
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return softmax_impl<false>(self, dim, dtype, "softmax");
+}
+
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return softmax_impl<true>(self, dim, dtype, "log_softmax");
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,49 @@
+#pragma once
+// Helpers that ops.yaml derivative formulas call besides ops. Each is written only with
+// differentiable kiln ops, so the gradient of a gradient (create_graph=true) works.
+// Semantics follow PyTorch's torch/csrc/autograd/FunctionsManual.cpp.
+#include <optional>
+#include <vector>
+#include "kiln/kiln.h"
+
+namespace kiln {
+
+// Reductions: spread `grad` (the reduced shape) back over the input of `sizes`.
+// dim None or empty reduces every dim, as the forward ops do.
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, OptIntList dim, bool keepdim);
+Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, OptIntList dim, bool keepdim);
+// dim nullopt: product of every element. Exact where `self` has zeros.
+Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& result, std::optional<int64_t> dim,
+                     bool keepdim);
+// amax/amin/max/min: the gradient is split evenly among the elements equal to `result`.
+Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim);
+// max.dim/min.dim: the gradient goes to the element `indices` picked.
+Tensor value_selecting_reduction_backward(const Tensor& grad, int64_t dim, const Tensor& indices, IntArrayRef sizes,
+                                          bool keepdim);
+Tensor var_backward(const Tensor& grad, const Tensor& self, OptIntList dim, const std::optional<Scalar>& correction,
+                    bool keepdim);
+Tensor norm_backward(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& p, const Tensor& result,
+                     OptIntList dim, bool keepdim);
+Tensor logsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim,
+                          bool keepdim);
+
+// nn.
+Tensor softmax_backward_data(const Tensor& grad, const Tensor& result, int64_t dim);
+Tensor log_softmax_backward_data(const Tensor& grad, const Tensor& result, int64_t dim);
+// reduction: 0 none, 1 mean, 2 sum. `weight` undefined means no class weights.
+Tensor nll_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                         int64_t reduction, int64_t ignore_index);
+
+// Pointwise.
+Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& min,
+                      const std::optional<Scalar>& max);
+Tensor pow_backward(const Tensor& grad, const Tensor& self, const Scalar& exponent);
+Tensor pow_backward_self(const Tensor& grad, const Tensor& self, const Tensor& exponent);
+Tensor pow_backward_exponent(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result);
+
+// Shape.
+Tensor permute_backward(const Tensor& grad, IntArrayRef dims);
+// One gradient per cat input; a legacy empty input of shape [0] gets an empty gradient.
+TensorList cat_backward(const Tensor& grad, const std::vector<DimVector>& sizes, int64_t dim);
+
+}  // namespace kiln

@@ -1,0 +1,68 @@
+#pragma once
+// What generated op code needs besides the public API: argument checks, kernel lookup,
+// autograd glue and call-by-name binding. Not part of the public API.
+#include <initializer_list>
+#include <tuple>
+#include "kiln/autograd.h"
+#if __has_include("kiln/autograd/formulas.h")
+#include "kiln/autograd/formulas.h"
+#endif
+#include "kiln/gen/backend_table.h"
+#include "kiln/gen/native.h"
+#include "kiln/kiln.h"
+#include "kiln/pointwise.h"
+#include "kiln/value.h"
+
+namespace kiln::support {
+
+// DTypeError unless t's dtype is in `mask` (bit i = DType i); the message lists the dtypes.
+void check_dtype(const char* op, const char* arg, const Tensor& t, uint16_t mask);
+struct NamedTensor {
+  const Tensor* tensor;
+  const char* name;
+};
+// DeviceError naming the first argument on another device than the first one.
+void check_same_device(const char* op, std::initializer_list<NamedTensor> tensors);
+Device list_device(const char* op, const char* arg, const TensorList& tensors);
+
+// ---- autograd glue ----
+bool any_defined(const TensorList& grads);
+Tensor grad_or_zeros(const TensorList& grads, size_t i, const std::vector<Node::OutputMeta>& meta);
+void add_output_meta(Node& node, const Tensor& output);
+// Undo broadcasting (sum to `sizes`) and cast back to the input's dtype.
+Tensor finish_grad(const Tensor& grad, IntArrayRef sizes, DType dtype);
+void check_inplace(const Tensor& self, const char* op);
+void check_out_no_grad(const char* op, const Tensor& out, std::initializer_list<const Tensor*> inputs);
+
+// Views share storage with their base; remember it so in-place autograd can refuse them.
+void mark_view(const Tensor& result, const Tensor& base);
+void mark_view(const TensorList& results, const Tensor& base);
+template <typename... T>
+void mark_view(const std::tuple<T...>& results, const Tensor& base) {
+  std::apply([&](const auto&... r) { (mark_view(r, base), ...); }, results);
+}
+// True when an op handed back one of its inputs unchanged (contiguous() of a contiguous
+// tensor): then nothing is recorded, the input keeps its own history.
+bool returns_input(const Tensor& result, std::initializer_list<const Tensor*> inputs);
+template <typename... T>
+bool returns_input(const std::tuple<T...>&, std::initializer_list<const Tensor*>) { return false; }
+
+// ---- call by name ----
+struct ArgSpec {
+  const char* name;
+  bool kwarg_only;
+  bool optional;  // has a default (or is a Tensor? that may be omitted)
+};
+struct RegistryEntry {
+  const char* full_name;   // "add.Tensor"
+  const char* name;        // "add"
+  const char* signature;
+  const char* doc;
+  const ArgSpec* args;
+  int num_args;
+  Value (*fn)(const Value* const* bound);  // bound[i] null = not given (use the default)
+};
+Value call_by_name(const RegistryEntry* entries, size_t n, const std::string& name, const std::vector<Value>& args,
+                   const Kwargs& kwargs);
+
+}  // namespace kiln::support

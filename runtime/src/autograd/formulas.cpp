@@ -1,0 +1,113 @@
+// Backward helpers of nn, pointwise and shape ops (see kiln/autograd/formulas.h). Only
+// differentiable ops touch gradient values, so each helper can itself be differentiated.
+#include "kiln/autograd/formulas.h"
+
+namespace kiln {
+
+Tensor softmax_backward_data(const Tensor& grad, const Tensor& result, int64_t dim) {
+  int64_t d = wrap_dim(dim, result.dim(), "softmax_backward_data");
+  return result * (grad - sum(grad * result, {d}, /*keepdim=*/true));
+}
+
+Tensor log_softmax_backward_data(const Tensor& grad, const Tensor& result, int64_t dim) {
+  int64_t d = wrap_dim(dim, result.dim(), "log_softmax_backward_data");
+  return grad - exp(result) * sum(grad, {d}, /*keepdim=*/true);
+}
+
+Tensor nll_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                         int64_t reduction, int64_t ignore_index) {
+  const char* op = "nll_loss_backward";
+  KILN_CHECK(self.dim() >= 1, ShapeError, op, "self", "expected at least 1 dim, got 0");
+  KILN_CHECK(reduction >= 0 && reduction <= 2, ValueError, op, "reduction",
+             "expected 0 (none), 1 (mean) or 2 (sum), got ", reduction);
+  int64_t class_dim = self.dim() == 1 ? 0 : 1;
+  int64_t num_classes = self.size(class_dim);
+  // One-hot of the target over the class dim (kiln has no scatter/gather).
+  DimVector class_line(size_t(self.dim()), 1);
+  class_line[size_t(class_dim)] = num_classes;
+  Tensor classes = arange(num_classes, TensorOptions(kInt64, self.device())).reshape(class_line);
+  Tensor valid = target != ignore_index;
+  Tensor picked = logical_and(target.unsqueeze(class_dim) == classes, valid.unsqueeze(class_dim));
+  // Each sample's weight: weight[target], 0 for ignored samples.
+  Tensor zero = zeros({}, grad.options());
+  Tensor sample_weight = weight.defined()
+                             ? sum(where(picked, weight.reshape(class_line), zero), {class_dim})
+                             : where(valid, ones({}, grad.options()), zero);
+  Tensor g = grad;
+  if (reduction == 1) {
+    // Mean divides by the total weight; with every sample ignored that is 0, and so is
+    // every gradient (`picked` is all false), as PyTorch.
+    g = g / sum(sample_weight);
+  }
+  Tensor per_sample = -(g * sample_weight);
+  return where(picked, per_sample.unsqueeze(class_dim), zero);
+}
+
+Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& min,
+                      const std::optional<Scalar>& max) {
+  // The bounds themselves get the subgradient 1, as PyTorch.
+  Tensor zero = zeros({}, grad.options());
+  if (min && max) return where(logical_and(self >= *min, self <= *max), grad, zero);
+  if (min) return where(self >= *min, grad, zero);
+  if (max) return where(self <= *max, grad, zero);
+  return grad;
+}
+
+namespace {
+// exponent - 1 in the exponent's own kind, so integer powers stay integer powers.
+Scalar minus_one(const Scalar& e) {
+  if (e.is_complex()) {
+    auto c = e.to<complex<double>>();
+    return Scalar(complex<double>(c.re - 1, c.im));
+  }
+  if (e.is_floating()) return Scalar(e.to_double() - 1);
+  return Scalar(e.to_int() - 1);
+}
+}  // namespace
+
+Tensor pow_backward(const Tensor& grad, const Tensor& self, const Scalar& exponent) {
+  bool is_zero = exponent.is_complex() ? exponent.to<complex<double>>() == complex<double>(0, 0)
+                                       : exponent.to_double() == 0.0;
+  if (is_zero) return zeros_like(self);
+  return grad * (pow(self, minus_one(exponent)) * exponent);
+}
+
+Tensor pow_backward_self(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
+  return where(exponent == 0, zeros({}, grad.options()), grad * (exponent * pow(self, exponent - 1)));
+}
+
+Tensor pow_backward_exponent(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result) {
+  // d/de x^e = x^e log x, except 0^e with e >= 0 (real), where PyTorch uses 0 instead of
+  // 0 * -inf. |e| == e holds exactly for real e >= 0, also for complex e.
+  Tensor at_zero = logical_and(self == 0, abs(exponent) == exponent);
+  Tensor base = self.dtype() == result.dtype() ? self : self.to(result.dtype());
+  return grad * where(at_zero, zeros({}, grad.options()), result * log(base));
+}
+
+Tensor permute_backward(const Tensor& grad, IntArrayRef dims) {
+  int64_t n = int64_t(dims.size());
+  DimVector inverse(dims.size(), 0);
+  for (int64_t i = 0; i < n; ++i) inverse[size_t(wrap_dim(dims[size_t(i)], n, "permute_backward", "dims"))] = i;
+  return grad.permute(inverse);
+}
+
+TensorList cat_backward(const Tensor& grad, const std::vector<DimVector>& sizes, int64_t dim) {
+  TensorList out;
+  out.reserve(sizes.size());
+  if (sizes.empty()) return out;
+  int64_t d = wrap_dim(dim, grad.dim(), "cat_backward");
+  int64_t offset = 0;
+  for (const DimVector& shape : sizes) {
+    // Legacy: cat skips 1-D empty inputs whatever the other inputs' rank.
+    if (shape.size() == 1 && shape[0] == 0) {
+      out.push_back(zeros({0}, grad.options()));
+      continue;
+    }
+    int64_t len = shape[size_t(d)];
+    out.push_back(grad.narrow(d, offset, len));
+    offset += len;
+  }
+  return out;
+}
+
+}  // namespace kiln

@@ -1,0 +1,174 @@
+// Backward helpers of reductions (see kiln/autograd/formulas.h). Only differentiable ops
+// touch gradient values, so each helper can itself be differentiated.
+#include <algorithm>
+#include <cmath>
+#include "kiln/autograd/formulas.h"
+
+namespace kiln {
+
+namespace {
+
+// The dims a reduction removed, wrapped and ascending; None or empty means all of them.
+DimVector reduced_dims(IntArrayRef dims, bool all, int64_t ndim, const char* op) {
+  DimVector out;
+  if (ndim == 0) return out;
+  if (all || dims.empty()) {
+    for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
+    return out;
+  }
+  for (int64_t d : dims) out.push_back(wrap_dim(d, ndim, op));
+  std::sort(out.begin(), out.end());
+  out.resize(size_t(std::unique(out.begin(), out.end()) - out.begin()));
+  return out;
+}
+
+DimVector reduced_dims(const OptIntList& dims, int64_t ndim, const char* op) {
+  return reduced_dims(dims ? *dims : IntArrayRef(), !dims, ndim, op);
+}
+
+// Puts back the size-1 dims a keepdim=false reduction dropped, so the result broadcasts
+// against the input.
+Tensor restore_reduced(const Tensor& t, IntArrayRef dims, bool keepdim) {
+  if (keepdim) return t;
+  Tensor r = t;
+  for (int64_t d : dims) r = r.unsqueeze(d);
+  return r;
+}
+
+int64_t count_over(IntArrayRef sizes, IntArrayRef dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= sizes[size_t(d)];
+  return n;
+}
+
+// sign(x) for real x, x / |x| for complex x (0 at 0), as torch.sgn.
+Tensor sgn(const Tensor& self) {
+  if (!self.is_complex()) return sign(self);
+  Tensor mag = abs(self);
+  return self / masked_fill(mag, mag == 0, 1);
+}
+
+// Inclusive running product along dim, forward (x0, x0x1, ...) or backward (..., x(n-2)x(n-1), x(n-1)).
+// A log-step scan built from narrow, mul and cat: kiln has no cumprod, and this form stays
+// differentiable.
+Tensor running_prod(Tensor x, int64_t dim, bool reverse) {
+  int64_t n = x.size(dim);
+  for (int64_t shift = 1; shift < n; shift *= 2) {
+    if (!reverse) {
+      Tensor moved = x.narrow(dim, shift, n - shift) * x.narrow(dim, 0, n - shift);
+      x = cat({x.narrow(dim, 0, shift), moved}, dim);
+    } else {
+      Tensor moved = x.narrow(dim, 0, n - shift) * x.narrow(dim, shift, n - shift);
+      x = cat({moved, x.narrow(dim, n - shift, shift)}, dim);
+    }
+  }
+  return x;
+}
+
+// For each element, the product of the other elements of its slice along dim, computed
+// without dividing (exact when the slice has zeros); PyTorch's prod_safe_zeros_backward.
+Tensor product_of_others(const Tensor& self, int64_t dim) {
+  int64_t n = self.size(dim);
+  DimVector ones_size(self.sizes());
+  ones_size[size_t(dim)] = 1;
+  Tensor one = ones(ones_size, self.options());
+  Tensor before = cat({one, running_prod(self.narrow(dim, 0, n - 1), dim, false)}, dim);
+  Tensor after = cat({running_prod(self.narrow(dim, 1, n - 1), dim, true), one}, dim);
+  return before * after;
+}
+
+bool has_zero(const Tensor& self) { return any(self == 0).item<bool>(); }
+
+}  // namespace
+
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, OptIntList dim, bool keepdim) {
+  DimVector dims = reduced_dims(dim, int64_t(sizes.size()), "sum_backward");
+  return restore_reduced(grad, dims, keepdim).expand(sizes);
+}
+
+Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, OptIntList dim, bool keepdim) {
+  DimVector dims = reduced_dims(dim, int64_t(sizes.size()), "mean_backward");
+  int64_t n = count_over(sizes, dims);
+  return restore_reduced(grad / double(n), dims, keepdim).expand(sizes);
+}
+
+Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& result, std::optional<int64_t> dim,
+                     bool keepdim) {
+  if (self.dim() == 0) return grad;
+  if (!dim) {
+    if (!has_zero(self)) return grad * (result / self);
+    return (grad * product_of_others(self.reshape({-1}), 0)).reshape(self.sizes());
+  }
+  int64_t d = wrap_dim(*dim, self.dim(), "prod_backward");
+  Tensor g = keepdim ? grad : grad.unsqueeze(d);
+  if (!has_zero(self)) return g * ((keepdim ? result : result.unsqueeze(d)) / self);
+  return g * product_of_others(self, d);
+}
+
+Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim) {
+  DimVector dims = reduced_dims(dim, dim.empty(), self.dim(), "amax_backward");
+  Tensor r = restore_reduced(result, dims, keepdim);
+  // Every element equal to the extreme shares the gradient; a NaN result came from NaNs.
+  Tensor mask = logical_or(self == r, logical_and(isnan(self), isnan(r)));
+  Tensor count = sum(mask, dims.ref(), /*keepdim=*/true);
+  return (restore_reduced(grad, dims, keepdim) / count) * mask;
+}
+
+Tensor value_selecting_reduction_backward(const Tensor& grad, int64_t dim, const Tensor& indices, IntArrayRef sizes,
+                                          bool keepdim) {
+  int64_t ndim = int64_t(sizes.size());
+  if (ndim == 0) return grad;
+  int64_t d = wrap_dim(dim, ndim, "value_selecting_reduction_backward");
+  Tensor g = keepdim ? grad : grad.unsqueeze(d);
+  Tensor idx = keepdim ? indices : indices.unsqueeze(d);
+  // One-hot of the chosen index along d (kiln has no scatter): positions 0..n-1 laid along d.
+  DimVector line(size_t(ndim), 1);
+  line[size_t(d)] = sizes[size_t(d)];
+  Tensor positions = arange(sizes[size_t(d)], TensorOptions(kInt64, grad.device())).reshape(line);
+  return where(idx == positions, g, zeros({}, g.options()));
+}
+
+Tensor var_backward(const Tensor& grad, const Tensor& self, OptIntList dim, const std::optional<Scalar>& correction,
+                    bool keepdim) {
+  DimVector dims = reduced_dims(dim, self.dim(), "var_backward");
+  double dof = double(count_over(self.sizes(), dims)) - (correction ? correction->to_double() : 1.0);
+  // dof <= 0 gives an infinite variance; PyTorch's gradient is then sgn(x - mean) * inf.
+  double scale = dof > 0 ? 2.0 / dof : INFINITY;
+  return (restore_reduced(grad, dims, keepdim) * scale) * (self - mean(self, dims.ref(), /*keepdim=*/true));
+}
+
+Tensor norm_backward(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& p_, const Tensor& result,
+                     OptIntList dim, bool keepdim) {
+  double p = p_ ? p_->to_double() : 2.0;
+  DimVector dims = reduced_dims(dim, self.dim(), "norm_backward");
+  Tensor g = restore_reduced(grad, dims, keepdim);
+  Tensor norm = restore_reduced(result, dims, keepdim);
+  // A zero norm means a zero slice: dividing by 1 instead keeps those gradients 0 (no NaN).
+  Tensor safe_norm = masked_fill(norm, norm == 0, 1);
+  if (p == 0.0) return zeros_like(self);
+  if (p == 1.0) return sgn(self) * g;
+  if (p == 2.0) return g * (self / safe_norm);
+  if (std::isinf(p)) {
+    Tensor mag = abs(self);
+    Tensor mask = logical_or(mag == norm, isnan(mag));
+    Tensor count = sum(mask, dims.ref(), /*keepdim=*/true);
+    return sgn(self) * ((g / count) * mask);
+  }
+  Tensor mag = abs(self);
+  if (p < 1.0) {
+    // |x|^(p-1) is infinite at 0; PyTorch defines those entries' gradient as 0.
+    Tensor zero = self == 0;
+    Tensor scaled = sgn(self) * masked_fill(pow(masked_fill(mag, zero, 1), p - 1), zero, 0);
+    return scaled * g * pow(norm, 1 - p);
+  }
+  Tensor scaled = p < 2.0 ? sgn(self) * pow(mag, p - 1) : self * pow(mag, p - 2);
+  return scaled * (g / pow(safe_norm, p - 1));
+}
+
+Tensor logsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim,
+                          bool keepdim) {
+  DimVector dims = reduced_dims(dim, dim.empty(), self.dim(), "logsumexp_backward");
+  return restore_reduced(grad, dims, keepdim) * exp(self - restore_reduced(result, dims, keepdim));
+}
+
+}  // namespace kiln

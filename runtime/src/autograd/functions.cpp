@@ -1,0 +1,95 @@
+// The small functions generated op stubs call to record history.
+#include "internal.h"
+
+namespace kiln::autograd {
+
+bool any_requires_grad(std::initializer_list<const Tensor*> tensors) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor* t : tensors)
+    if (t && t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+bool any_requires_grad(const TensorList& tensors) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor& t : tensors)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined()) return {};
+  const AutogradMeta* meta = t.impl()->autograd();
+  if (!meta) return {};
+  if (meta->grad_fn) return {meta->grad_fn, meta->output_nr};
+  if (meta->requires_grad) return {detail::grad_accumulator(t), 0};
+  return {};
+}
+
+void set_history(const Tensor& output, const NodeRef& node, uint32_t output_nr) {
+  // Integer and bool results never carry gradients (PyTorch: only floating/complex).
+  if (!output.defined() || !is_inexact(output.dtype())) return;
+  AutogradMeta& meta = output.impl()->autograd_or_create();
+  meta.grad_fn = node;
+  meta.output_nr = output_nr;
+  // An in-place op gave a retaining tensor a new grad_fn: its gradient now passes there.
+  if (meta.retains_grad && node) detail::retain_output(node.get(), output_nr);
+}
+
+void set_history(const TensorList& outputs, const NodeRef& node) {
+  for (size_t i = 0; i < outputs.size(); ++i) set_history(outputs[i], node, uint32_t(i));
+}
+
+void check_inplace(const Tensor& self, const char* op) {
+  if (!GradMode::is_enabled() || !self.defined() || !self.requires_grad()) return;
+  KILN_CHECK(!self.is_leaf(), AutogradError, op, "self",
+             "a leaf Variable that requires grad is being used in an in-place operation.");
+  KILN_CHECK(!self.impl()->is_view, AutogradError, op, "self",
+             "a view of a Variable that requires grad is being modified by an in-place operation; autograd "
+             "cannot yet rewrite the base's history. Clone the view first, or run the op under NoGradGuard.");
+}
+
+namespace {
+// True when `from` broadcasts to `to` (trailing alignment, size-1 dims stretch).
+bool expandable_to(IntArrayRef from, IntArrayRef to) {
+  if (from.size() > to.size()) return false;
+  size_t lead = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != to[lead + i] && from[i] != 1) return false;
+  return true;
+}
+}  // namespace
+
+Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
+  if (!grad.defined() || grad.sizes().equals(sizes)) return grad;
+  KILN_CHECK(expandable_to(sizes, grad.sizes()), ShapeError, "sum_to", "sizes", "gradient of shape ",
+             shape_str(grad.sizes()), " cannot be summed to ", shape_str(sizes),
+             " (that shape does not broadcast to it)");
+  size_t lead = size_t(grad.dim()) - sizes.size();
+  DimVector dims;
+  for (size_t i = 0; i < lead; ++i) dims.push_back(int64_t(i));
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] == 1 && grad.size(int64_t(lead + i)) != 1) dims.push_back(int64_t(lead + i));
+  if (dims.empty()) return grad.reshape(sizes);  // only leading size-1 dims differ
+  Tensor r = sum(grad, dims.ref(), /*keepdim=*/true);
+  return lead > 0 ? r.reshape(sizes) : r;
+}
+
+namespace detail {
+
+Tensor alias(const Tensor& t) {
+  Tensor r(make_ref<TensorImpl>(t.storage(), t.dtype(), t.sizes(), t.strides(), t.storage_offset()));
+  r.impl()->is_wrapped_number = t.impl()->is_wrapped_number;
+  return r;
+}
+
+Tensor alias_with_history(const Tensor& t, const NodeRef& fn, uint32_t output_nr) {
+  Tensor r = alias(t);
+  AutogradMeta& meta = r.impl()->autograd_or_create();
+  meta.grad_fn = fn;
+  meta.output_nr = output_nr;
+  return r;
+}
+
+}  // namespace detail
+}  // namespace kiln::autograd

@@ -1,0 +1,29 @@
+#pragma once
+// Autograd state shared between the engine, nodes and Tensor's autograd methods.
+// Private to runtime/src/autograd.
+#include "kiln/kiln.h"
+
+namespace kiln::autograd::detail {
+
+// The one AccumulateGrad of a leaf while any graph still holds it, so every use of the
+// leaf feeds the same node (gradients add up in one input buffer, grad() finds it).
+NodeRef grad_accumulator(const Tensor& leaf);
+// Called by ~Node for nodes carrying kAccumulatorSequenceNr.
+void forget_accumulator(const Node* node);
+inline constexpr uint64_t kAccumulatorSequenceNr = UINT64_MAX;
+
+// A tensor over the same storage (and version counter) without autograd metadata.
+Tensor alias(const Tensor& t);
+// alias(t) whose gradient flows to output `output_nr` of `fn`.
+Tensor alias_with_history(const Tensor& t, const NodeRef& fn, uint32_t output_nr);
+
+// retain_grad() on non-leaves. Tensors do not own their grad_fn's lifetime slot, so the
+// engine parks gradients here, keyed by (node, output); Tensor::grad() collects them.
+// Entries die with their node.
+void retain_output(const Node* fn, uint32_t output_nr);
+bool has_retained(const Node* fn);
+void stash_retained(const Node* fn, const TensorList& grads);
+Tensor take_retained(const Node* fn, uint32_t output_nr);
+void forget_retained(const Node* fn);
+
+}  // namespace kiln::autograd::detail

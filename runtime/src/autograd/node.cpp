@@ -1,0 +1,35 @@
+// Node lifetime: creation order for the engine's queue, and iterative destruction so a
+// graph that is a long chain does not overflow the stack when it is freed.
+#include <atomic>
+#include <vector>
+#include "internal.h"
+
+namespace kiln {
+
+namespace {
+std::atomic<uint64_t> next_sequence_nr{0};
+}
+
+Node::Node() : sequence_nr(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+Node::~Node() {
+  if (sequence_nr == autograd::detail::kAccumulatorSequenceNr) autograd::detail::forget_accumulator(this);
+  if (autograd::detail::has_retained(this)) autograd::detail::forget_retained(this);
+  // Children whose last reference is ours are parked and freed by the outermost
+  // destructor in a loop instead of recursively.
+  thread_local std::vector<NodeRef> doomed;
+  thread_local bool draining = false;
+  for (Edge& e : next_edges)
+    if (e.fn && e.fn.unique()) doomed.push_back(std::move(e.fn));
+  next_edges.clear();
+  if (draining) return;
+  draining = true;
+  while (!doomed.empty()) {
+    NodeRef n = std::move(doomed.back());
+    doomed.pop_back();
+    n.reset();
+  }
+  draining = false;
+}
+
+}  // namespace kiln

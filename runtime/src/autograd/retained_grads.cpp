@@ -1,0 +1,83 @@
+// Gradients kept for non-leaf tensors that called retain_grad(). A tensor cannot be
+// referenced from its own grad_fn without a cycle, so the engine parks each gradient under
+// (node, output) and the tensor collects it on its next .grad() access.
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+#include "internal.h"
+
+namespace kiln::autograd::detail {
+
+namespace {
+struct Slot {
+  uint32_t output_nr;
+  Tensor pending;  // gradients since the tensor last looked, summed
+};
+std::mutex retained_mutex;
+std::unordered_map<const Node*, std::vector<Slot>> retained;
+std::atomic<size_t> retained_count{0};  // lets ~Node and the engine skip the lock
+}  // namespace
+
+void retain_output(const Node* fn, uint32_t output_nr) {
+  std::lock_guard<std::mutex> lock(retained_mutex);
+  auto& slots = retained[fn];
+  for (const Slot& s : slots)
+    if (s.output_nr == output_nr) return;
+  slots.push_back({output_nr, Tensor()});
+  retained_count.store(retained.size(), std::memory_order_relaxed);
+}
+
+bool has_retained(const Node* fn) {
+  if (retained_count.load(std::memory_order_relaxed) == 0) return false;
+  std::lock_guard<std::mutex> lock(retained_mutex);
+  return retained.count(fn) != 0;
+}
+
+void stash_retained(const Node* fn, const TensorList& grads) {
+  // Arithmetic runs outside the lock: freeing an old tensor may run ~Node, which locks.
+  std::vector<std::pair<uint32_t, Tensor>> work;
+  {
+    std::lock_guard<std::mutex> lock(retained_mutex);
+    auto it = retained.find(fn);
+    if (it == retained.end()) return;
+    for (Slot& s : it->second)
+      if (s.output_nr < grads.size() && grads[s.output_nr].defined())
+        work.emplace_back(s.output_nr, std::exchange(s.pending, Tensor()));
+  }
+  for (auto& [nr, pending] : work) {
+    // A copy: the engine passes the same buffer on, and a leaf may later add into it.
+    const Tensor& g = grads[nr];
+    pending = pending.defined() ? pending + g : clone(g);
+  }
+  std::lock_guard<std::mutex> lock(retained_mutex);
+  auto it = retained.find(fn);
+  if (it == retained.end()) return;
+  for (auto& [nr, pending] : work)
+    for (Slot& s : it->second)
+      if (s.output_nr == nr) std::swap(s.pending, pending);  // a racing value leaves with `work`
+}
+
+Tensor take_retained(const Node* fn, uint32_t output_nr) {
+  std::lock_guard<std::mutex> lock(retained_mutex);
+  auto it = retained.find(fn);
+  if (it == retained.end()) return Tensor();
+  for (Slot& s : it->second)
+    if (s.output_nr == output_nr) return std::exchange(s.pending, Tensor());
+  return Tensor();
+}
+
+void forget_retained(const Node* fn) {
+  std::vector<Slot> dying;  // destroyed outside the lock: a pending gradient may own nodes
+  {
+    std::lock_guard<std::mutex> lock(retained_mutex);
+    auto it = retained.find(fn);
+    if (it == retained.end()) return;
+    dying = std::move(it->second);
+    retained.erase(it);
+    retained_count.store(retained.size(), std::memory_order_relaxed);
+  }
+}
+
+}  // namespace kiln::autograd::detail

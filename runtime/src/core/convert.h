@@ -1,0 +1,36 @@
+#pragma once
+// Element conversion with PyTorch's cast semantics (c10::static_cast_with_inter_type):
+// complex -> real keeps the real part (also for bool: 0-1j -> false, as torch), anything -> bool
+// is "!= 0", and floating -> narrow integer goes through int64 so -1.0 -> uint8 is 255 as on
+// x86 PyTorch.
+#include <cstdint>
+#include <type_traits>
+#include "kiln/dtype.h"
+
+namespace kiln::detail {
+
+template <typename To, typename From>
+KILN_INLINE To convert(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<To, bool>) {
+    if constexpr (is_complex_v<From>) return v.re != 0;
+    else return static_cast<opmath_t<From>>(v) != 0;
+  } else if constexpr (is_complex_v<To>) {
+    using V = typename To::value_type;
+    if constexpr (is_complex_v<From>) return To(V(v.re), V(v.im));
+    else return To(V(static_cast<opmath_t<From>>(v)), V(0));
+  } else {
+    auto r = [&] {
+      if constexpr (is_complex_v<From>) return v.re;
+      else return static_cast<opmath_t<From>>(v);
+    }();
+    using R = decltype(r);
+    if constexpr (std::is_integral_v<To> && std::is_floating_point_v<R> && sizeof(To) < 8)
+      return To(int64_t(r));
+    else
+      return To(r);
+  }
+}
+
+}  // namespace kiln::detail

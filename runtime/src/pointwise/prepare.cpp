@@ -1,0 +1,221 @@
+// Preparation of a pointwise call: checks, dtype plan, casting and broadcasting of the inputs,
+// and the destination (new tensor, the in-place self, or an out= tensor).
+#include <algorithm>
+#include "kiln/pointwise.h"
+
+namespace kiln::pointwise {
+
+namespace {
+
+const char* arg_name(const PointwiseSpec& spec, int i) { return spec.arg_names ? spec.arg_names[i] : "input"; }
+
+// What the inputs decide: broadcast shape, device, dtype to compute in and dtype of the result.
+struct Plan {
+  DimVector shape;
+  Device device;
+  DType compute = DType::Float32, out = DType::Float32;
+};
+
+// A CPU 0-d tensor may join an op on another device, as in PyTorch (it is a number in effect).
+bool is_cpu_scalar(const Tensor& t) { return t.is_cpu() && t.dim() == 0; }
+
+Device common_device(const PointwiseSpec& spec, const Tensor* const* in, int n) {
+  int first = 0;
+  for (int i = 0; i < n; ++i)
+    if (!is_cpu_scalar(*in[i])) { first = i; break; }
+  Device device = in[first]->device();
+  for (int i = 0; i < n; ++i) {
+    if (in[i]->device() == device || is_cpu_scalar(*in[i])) continue;
+    KILN_FAIL(DeviceError, spec.op, arg_name(spec, i), "expected all tensors on one device, but '",
+              arg_name(spec, first), "' is on ", device.str(), " and '", arg_name(spec, i), "' is on ",
+              in[i]->device().str());
+  }
+  return device;
+}
+
+Plan make_plan(const PointwiseSpec& spec, const Tensor* const* in, int n, const Scalar* const* scalars, int ns) {
+  KILN_CHECK(n == spec.num_inputs && n <= kMaxPointwiseInputs, InternalError, spec.op, "",
+             "the stub passed ", n, " tensors, the op has ", int(spec.num_inputs));
+  KILN_CHECK(ns <= kMaxPointwiseScalars, InternalError, spec.op, "", "too many promoting scalars: ", ns);
+  for (int i = 0; i < n; ++i)
+    KILN_CHECK(in[i] && in[i]->defined(), ValueError, spec.op, arg_name(spec, i), "expected a tensor, got an undefined one");
+  Plan p;
+  p.device = common_device(spec, in, n);
+
+  // bool-only inputs (where's condition) take no part in promotion
+  const Tensor* promoted[kMaxPointwiseInputs];
+  int np = 0;
+  for (int i = 0; i < n; ++i) {
+    if (spec.bool_input_mask & (1u << i)) {
+      KILN_CHECK(in[i]->dtype() == DType::Bool, DTypeError, spec.op, arg_name(spec, i), "expected a bool tensor, got ",
+                 dtype_name(in[i]->dtype()));
+    } else {
+      promoted[np++] = in[i];
+    }
+  }
+  switch (spec.promotion) {
+    case Promotion::Default:
+      p.compute = p.out = result_type(promoted, np, scalars, ns);
+      break;
+    case Promotion::IntToFloat: {
+      DType t = result_type(promoted, np, scalars, ns);
+      p.compute = p.out = is_integral(t, /*include_bool=*/true) ? default_float_dtype() : t;
+      break;
+    }
+    case Promotion::BoolResult:
+      p.compute = result_type(promoted, np, scalars, ns);
+      p.out = DType::Bool;
+      break;
+    case Promotion::ComplexToReal:
+      p.compute = result_type(promoted, np, scalars, ns);
+      p.out = to_real(p.compute);
+      break;
+    case Promotion::SelfDType:
+      p.compute = p.out = in[0]->dtype();
+      break;
+  }
+
+  p.shape = DimVector(in[0]->sizes());
+  for (int i = 1; i < n; ++i)
+    if (!in[i]->sizes().equals(p.shape)) p.shape = broadcast_shapes(p.shape, in[i]->sizes(), spec.op, arg_name(spec, i));
+  return p;
+}
+
+// tensor.to(dtype, device) without autograd: the same tensor when nothing changes.
+Tensor cast(const Tensor& t, DType dtype, Device device) {
+  if (t.dtype() == dtype && t.device() == device) return t;
+  Tensor r = empty(t.sizes(), TensorOptions(dtype, device));
+  r.copy_(t);
+  return r;
+}
+
+// Broadcast view of t with `shape` (stride 0 along broadcast dims), sharing its storage.
+Tensor expand_to(const Tensor& t, IntArrayRef shape) {
+  if (t.sizes().equals(shape)) return t;
+  size_t lead = shape.size() - t.sizes().size();
+  DimVector strides(shape.size(), 0);
+  for (size_t i = lead; i < shape.size(); ++i) {
+    int64_t j = int64_t(i - lead);
+    strides[i] = (t.size(j) == 1 && shape[i] != 1) ? 0 : t.stride(j);
+  }
+  return t.as_strided_view(shape, strides, t.storage_offset());
+}
+
+PointwiseCall make_call(const PointwiseSpec& spec, const Plan& p, const Tensor* const* in, int n) {
+  PointwiseCall call;
+  call.spec = &spec;
+  call.num_inputs = int8_t(n);
+  call.compute_dtype = p.compute;
+  for (int i = 0; i < n; ++i) {
+    // cast before expanding, so a broadcast operand is converted once, not per output element
+    bool is_bool_input = spec.bool_input_mask & (1u << i);
+    Tensor t = cast(*in[i], is_bool_input ? DType::Bool : p.compute, p.device);
+    call.inputs[i] = expand_to(t, p.shape);
+  }
+  return call;
+}
+
+// Byte range [lo, hi) a tensor's elements occupy.
+std::pair<const char*, const char*> byte_range(const Tensor& t) {
+  int64_t lo = 0, hi = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    int64_t span = (t.size(d) - 1) * t.stride(d);
+    (span < 0 ? lo : hi) += span;
+  }
+  const char* base = static_cast<const char*>(t.data_ptr());
+  int64_t es = int64_t(t.element_size());
+  return {base + lo * es, base + (hi + 1) * es};
+}
+
+// Writing `dst` element by element while reading `src` is safe when they are the same elements in
+// the same order or do not share memory; anything else (a.add_(a.t())) must go through a temporary.
+bool overlaps_harmfully(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0 || src.numel() == 0) return false;
+  if (dst.storage().get() != src.storage().get()) return false;
+  if (dst.data_ptr() == src.data_ptr() && dst.strides().equals(src.strides()) && dst.dtype() == src.dtype())
+    return false;
+  auto a = byte_range(dst), b = byte_range(src);
+  return a.first < b.second && b.first < a.second;
+}
+
+bool any_harmful_overlap(const Tensor& dst, const PointwiseCall& call) {
+  for (int i = 0; i < call.num_inputs; ++i)
+    if (overlaps_harmfully(dst, call.inputs[i])) return true;
+  return false;
+}
+
+// Several elements of the destination at one address (an expanded tensor): the result would
+// depend on the write order, so PyTorch refuses, and so do we.
+void check_no_internal_overlap(const PointwiseSpec& spec, const Tensor& dst, const char* arg) {
+  for (int64_t d = 0; d < dst.dim(); ++d)
+    KILN_CHECK(dst.stride(d) != 0 || dst.size(d) <= 1, ValueError, spec.op, arg,
+               "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+               "location; clone() the tensor first");
+}
+
+void check_destination(const PointwiseSpec& spec, const Plan& p, const Tensor& dst, const char* arg) {
+  KILN_CHECK(dst.defined(), ValueError, spec.op, arg, "expected a tensor, got an undefined one");
+  KILN_CHECK(dst.device() == p.device, DeviceError, spec.op, arg, "expected a tensor on ", p.device.str(),
+             " (where the inputs are), got one on ", dst.device().str());
+  KILN_CHECK(can_cast(p.out, dst.dtype()), DTypeError, spec.op, arg, "result type ", dtype_name(p.out),
+             " can't be cast to the desired output type ", dtype_name(dst.dtype()));
+}
+
+// out= semantics of PyTorch's resize_: keep the storage when it is big enough, else a new one.
+void resize_out(Tensor& out, IntArrayRef shape) {
+  DimVector strides = contiguous_strides(shape);
+  size_t es = out.element_size();
+  size_t needed = size_t(numel_of(shape) + out.storage_offset()) * es;
+  if (needed <= out.storage()->nbytes()) {
+    out.impl()->set_geometry(shape, strides, out.storage_offset());
+  } else {
+    out.impl()->set_storage(make_ref<StorageImpl>(size_t(numel_of(shape)) * es, out.device()));
+    out.impl()->set_geometry(shape, strides, 0);
+  }
+}
+
+}  // namespace
+
+PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const Tensor*> inputs,
+                      std::initializer_list<const Scalar*> promoting_scalars) {
+  int n = int(inputs.size());
+  Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
+  PointwiseCall call = make_call(spec, p, inputs.begin(), n);
+  call.out = empty(p.shape, TensorOptions(p.out, p.device));
+  return call;
+}
+
+PointwiseCall prepare_inplace(const PointwiseSpec& spec, Tensor& self, std::initializer_list<const Tensor*> inputs,
+                              std::initializer_list<const Scalar*> promoting_scalars) {
+  int n = int(inputs.size());
+  Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
+  check_destination(spec, p, self, "self");
+  KILN_CHECK(self.sizes().equals(p.shape), ShapeError, spec.op, "self", "output with shape ", shape_str(self.sizes()),
+             " doesn't match the broadcast shape ", shape_str(p.shape));
+  check_no_internal_overlap(spec, self, "self");
+  PointwiseCall call = make_call(spec, p, inputs.begin(), n);
+  bool direct = self.dtype() == p.out && !any_harmful_overlap(self, call);
+  call.out = direct ? self : empty(p.shape, TensorOptions(p.out, p.device));
+  return call;
+}
+
+PointwiseCall prepare_out(const PointwiseSpec& spec, Tensor& out, std::initializer_list<const Tensor*> inputs,
+                          std::initializer_list<const Scalar*> promoting_scalars) {
+  int n = int(inputs.size());
+  Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
+  check_destination(spec, p, out, "out");
+  // inputs are captured as views first, so resizing `out` cannot change what they read
+  PointwiseCall call = make_call(spec, p, inputs.begin(), n);
+  if (!out.sizes().equals(p.shape)) resize_out(out, p.shape);
+  check_no_internal_overlap(spec, out, "out");
+  bool direct = out.dtype() == p.out && !any_harmful_overlap(out, call);
+  call.out = direct ? out : empty(p.shape, TensorOptions(p.out, p.device));
+  return call;
+}
+
+void finish(PointwiseCall& call, Tensor& destination) {
+  if (!call.out.is_same(destination)) destination.copy_(call.out);
+  destination.bump_version();
+}
+
+}  // namespace kiln::pointwise

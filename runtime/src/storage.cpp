@@ -1,0 +1,21 @@
+// StorageImpl: owns (or adopts) one device buffer and returns it to where it came from.
+#include "kiln/storage.h"
+
+#include "core/allocator_registry.h"
+
+namespace kiln {
+
+StorageImpl::StorageImpl(size_t nbytes, Device device) : data_(nullptr), nbytes_(nbytes), device_(device) {
+  allocator_ = detail::allocator_for_op(device, "StorageImpl");
+  data_ = allocator_->allocate(nbytes);
+}
+
+StorageImpl::StorageImpl(void* data, size_t nbytes, Device device, void (*deleter)(void*, size_t))
+    : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter) {}
+
+StorageImpl::~StorageImpl() {
+  if (deleter_) deleter_(data_, nbytes_);
+  else if (allocator_) allocator_->deallocate(data_, nbytes_);
+}
+
+}  // namespace kiln

@@ -1,0 +1,56 @@
+// Argument checks shared by every generated op.
+#include "kiln/op_support.h"
+
+namespace kiln::support {
+
+namespace {
+std::string dtype_list(uint16_t mask) {
+  std::string out;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (mask & (1u << i)) out += std::string(out.empty() ? "" : ", ") + dtype_name(DType(i));
+  return out;
+}
+}  // namespace
+
+void check_dtype(const char* op, const char* arg, const Tensor& t, uint16_t mask) {
+  if (!t.defined()) return;
+  if (KILN_LIKELY(mask & (1u << int(t.dtype())))) return;
+  KILN_FAIL(DTypeError, op, arg, "dtype ", dtype_name(t.dtype()), " is not supported; ", op, " supports: ",
+            dtype_list(mask));
+}
+
+void check_same_device(const char* op, std::initializer_list<NamedTensor> tensors) {
+  const Tensor* first = nullptr;
+  const char* first_name = "";
+  for (const NamedTensor& nt : tensors) {
+    if (!nt.tensor->defined()) continue;
+    if (!first) {
+      first = nt.tensor;
+      first_name = nt.name;
+      continue;
+    }
+    // 0-d wrapped numbers are host values that may meet tensors of any device, as in PyTorch.
+    if (nt.tensor->impl()->is_wrapped_number) continue;
+    KILN_CHECK(nt.tensor->device() == first->device(), DeviceError, op, nt.name, "expected all tensors on one device, but '",
+               first_name, "' is on ", first->device().str(), " and '", nt.name, "' is on ", nt.tensor->device().str());
+  }
+}
+
+Device list_device(const char* op, const char* arg, const TensorList& tensors) {
+  KILN_CHECK(!tensors.empty(), ValueError, op, arg, "expected a non-empty list of tensors");
+  Device d = tensors[0].device();
+  for (size_t i = 1; i < tensors.size(); ++i)
+    KILN_CHECK(tensors[i].device() == d, DeviceError, op, arg, "expected all tensors on one device, but element 0 is on ",
+               d.str(), " and element ", i, " is on ", tensors[i].device().str());
+  return d;
+}
+
+void check_out_no_grad(const char* op, const Tensor& out, std::initializer_list<const Tensor*> inputs) {
+  if (!GradMode::is_enabled()) return;
+  bool any = out.requires_grad();
+  for (const Tensor* t : inputs) any = any || (t->defined() && t->requires_grad());
+  KILN_CHECK(!any, AutogradError, op, "out",
+             "functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad");
+}
+
+}  // namespace kiln::support

@@ -1,0 +1,191 @@
+// TensorImpl geometry and the hand-written Tensor core: dims, element access, views, device moves.
+#include "kiln/tensor.h"
+
+#include "core/allocator_registry.h"
+#include "core/convert.h"
+#include "core/strided.h"
+#include "kiln/autograd.h"
+
+namespace kiln {
+namespace {
+
+// PyTorch's rule: size-1 dims may have any stride; an empty tensor is contiguous.
+bool compute_contiguous(IntArrayRef sizes, IntArrayRef strides, int64_t numel) {
+  if (numel == 0) return true;
+  int64_t expected = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= sizes[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+// ---- TensorImpl ----
+
+TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset)
+    : storage_(std::move(storage)), sizes_(sizes), strides_(strides), offset_(offset), dtype_(dtype) {
+  KILN_CHECK(sizes.size() == strides.size(), InternalError, "TensorImpl", "strides", "got ", strides.size(),
+             " strides for ", sizes.size(), " sizes");
+  numel_ = numel_of(sizes);
+  contiguous_ = compute_contiguous(sizes_, strides_, numel_);
+}
+
+TensorImpl::~TensorImpl() = default;  // here, where AutogradMeta is complete
+
+void TensorImpl::set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  KILN_CHECK(sizes.size() == strides.size(), InternalError, "set_geometry", "strides", "got ", strides.size(),
+             " strides for ", sizes.size(), " sizes");
+  sizes_ = DimVector(sizes);
+  strides_ = DimVector(strides);
+  offset_ = offset;
+  numel_ = numel_of(sizes);
+  contiguous_ = compute_contiguous(sizes_, strides_, numel_);
+}
+
+AutogradMeta& TensorImpl::autograd_or_create() {
+  if (!autograd_) autograd_ = std::make_unique<AutogradMeta>();
+  return *autograd_;
+}
+
+void TensorImpl::clear_autograd() { autograd_.reset(); }
+
+// ---- shape helpers ----
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op, const char* arg) {
+  // a 0-d tensor accepts dim 0 and -1, as PyTorch's wrap_scalar
+  int64_t n = ndim > 0 ? ndim : 1;
+  if (KILN_LIKELY(dim >= -n && dim < n)) return dim < 0 ? dim + n : dim;
+  KILN_FAIL(IndexError, op, arg, "dimension out of range (expected to be in range of [", -n, ", ", n - 1,
+            "], but got ", dim, ")");
+}
+
+DimVector contiguous_strides(IntArrayRef sizes) {
+  DimVector strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= sizes[i] > 1 ? sizes[i] : 1;  // size-0/1 dims keep a nonzero stride, as PyTorch
+  }
+  return strides;
+}
+
+int64_t numel_of(IntArrayRef sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+// ---- Tensor: geometry and element access ----
+
+int64_t Tensor::size(int64_t dim) const {
+  KILN_CHECK(this->dim() > 0, IndexError, "size", "dim", "dimension specified as ", dim,
+             " but tensor has no dimensions");
+  return sizes()[size_t(wrap_dim(dim, this->dim(), "size"))];
+}
+
+int64_t Tensor::stride(int64_t dim) const {
+  KILN_CHECK(this->dim() > 0, IndexError, "stride", "dim", "dimension specified as ", dim,
+             " but tensor has no dimensions");
+  return strides()[size_t(wrap_dim(dim, this->dim(), "stride"))];
+}
+
+template <typename T>
+T* Tensor::data() const {
+  KILN_CHECK(defined(), ValueError, "data", "self", "undefined tensor");
+  KILN_CHECK(dtype() == dtype_of<T>, DTypeError, "data", "T", "data<", dtype_name(dtype_of<T>), ">() called on a ",
+             dtype_name(dtype()), " tensor");
+  KILN_CHECK(is_cpu(), DeviceError, "data", "self", "data<T>() needs a CPU tensor, got one on ", device().str());
+  return static_cast<T*>(data_ptr());
+}
+
+Scalar Tensor::item() const {
+  KILN_CHECK(defined(), ValueError, "item", "self", "undefined tensor");
+  KILN_CHECK(numel() == 1, ValueError, "item", "self", "a Tensor with ", numel(),
+             " elements cannot be converted to Scalar");
+  if (!is_cpu()) return to(kCPU).item();
+  return visit_dtype(dtype(), [&](auto zero) -> Scalar {
+    using T = decltype(zero);
+    T v = *static_cast<const T*>(data_ptr());
+    if constexpr (std::is_same_v<T, bool>) return Scalar(v);
+    else if constexpr (std::is_integral_v<T>) return Scalar(int64_t(v));
+    else if constexpr (is_complex_v<T>) return Scalar(v);
+    else return Scalar(double(static_cast<opmath_t<T>>(v)));
+  });
+}
+
+template <typename T>
+std::vector<T> Tensor::to_vector() const {
+  KILN_CHECK(defined(), ValueError, "to_vector", "self", "undefined tensor");
+  if (!is_cpu()) return to(kCPU).to_vector<T>();
+  std::vector<T> out;
+  out.reserve(size_t(numel()));
+  if (numel() == 0) return out;
+  IntArrayRef st[1] = {strides()};
+  detail::StridedWalk<1> walk(sizes(), st);
+  visit_dtype(dtype(), [&](auto zero) {
+    using S = decltype(zero);
+    const S* base = static_cast<const S*>(data_ptr());
+    walk.for_each_run(0, walk.numel, [&](const int64_t* off, const int64_t* inner, int64_t count) {
+      const S* p = base + off[0];
+      for (int64_t i = 0; i < count; ++i) out.push_back(detail::convert<T>(p[i * inner[0]]));
+    });
+  });
+  return out;
+}
+
+// ---- Tensor: views and device moves ----
+
+Tensor Tensor::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset) const {
+  const char* op = "as_strided_view";
+  KILN_CHECK(defined(), ValueError, op, "self", "undefined tensor");
+  KILN_CHECK(sizes.size() == strides.size(), ShapeError, op, "strides", "got ", strides.size(), " strides for ",
+             sizes.size(), " sizes");
+  KILN_CHECK(offset >= 0, ValueError, op, "offset", "negative storage offset ", offset);
+  int64_t last = offset;  // highest element index the view touches
+  bool empty = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    KILN_CHECK(sizes[i] >= 0, ShapeError, op, "sizes", "negative size ", sizes[i], " in ", kiln::shape_str(sizes));
+    KILN_CHECK(strides[i] >= 0, ShapeError, op, "strides", "negative stride ", strides[i], " in ",
+               kiln::shape_str(strides));
+    if (sizes[i] == 0) empty = true;
+    else last += (sizes[i] - 1) * strides[i];
+  }
+  if (!empty) {
+    size_t need = size_t(last + 1) * kiln::element_size(dtype());
+    KILN_CHECK(need <= storage()->nbytes(), ShapeError, op, "sizes", "sizes ", kiln::shape_str(sizes), ", strides ",
+               kiln::shape_str(strides), " and offset ", offset, " need ", need, " bytes but the storage has ",
+               storage()->nbytes());
+  }
+  return Tensor(make_ref<TensorImpl>(storage(), dtype(), sizes, strides, offset));
+}
+
+Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
+  KILN_CHECK(defined(), ValueError, "to", "self", "undefined tensor");
+  if (device == this->device() && !copy) return *this;
+  detail::allocator_for_op(device, "to");  // names `to` when the device has no backend
+  Tensor out = empty(sizes(), TensorOptions(dtype(), device));
+  out.copy_(*this, non_blocking);
+  return out;
+}
+
+#define KILN_INSTANTIATE(T)                     \
+  template T* Tensor::data<T>() const;          \
+  template std::vector<T> Tensor::to_vector<T>() const;
+KILN_INSTANTIATE(bool)
+KILN_INSTANTIATE(uint8_t)
+KILN_INSTANTIATE(int8_t)
+KILN_INSTANTIATE(int16_t)
+KILN_INSTANTIATE(int32_t)
+KILN_INSTANTIATE(int64_t)
+KILN_INSTANTIATE(Half)
+KILN_INSTANTIATE(BFloat16)
+KILN_INSTANTIATE(float)
+KILN_INSTANTIATE(double)
+KILN_INSTANTIATE(complex<float>)
+KILN_INSTANTIATE(complex<double>)
+#undef KILN_INSTANTIATE
+
+}  // namespace kiln

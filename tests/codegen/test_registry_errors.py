@@ -1,0 +1,164 @@
+"""Each way ops.yaml can be wrong gives `ops.yaml:LINE: message` and exit 1, never a traceback."""
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+GEN = os.path.join(os.path.dirname(__file__), "..", "..", "codegen", "gen.py")
+
+VALID = """\
+dtype_groups:
+  floating: [float32, float64]
+ops:
+- signature: exp(Tensor self) -> Tensor
+  dtypes: [floating]
+  pointwise: exp(self)
+  derivatives:
+    self: grad * result
+  doc: e to the x.
+- signature: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  dtypes: [floating]
+  pointwise: self * other
+  derivatives:
+    self: grad * other
+    other: grad * self
+  doc: Product.
+- signature: sum(Tensor self) -> Tensor
+  family: reduction
+  dtypes: [floating]
+  kernel: sum_all
+  derivatives:
+    self: grad.expand(self_sizes)
+  doc: Sum.
+- signature: expand(Tensor(a) self, int[] size) -> Tensor(a)
+  family: view
+  dtypes: [floating]
+  native: expand
+  derivatives:
+    self: sum(grad)
+  samples:
+    - {self: [1], size: [3]}
+  doc: Broadcast.
+"""
+
+
+class RegistryErrors(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        root = self.tmp.name
+        os.makedirs(os.path.join(root, "kernels", "cpu"))
+        os.makedirs(os.path.join(root, "runtime", "src", "native"))
+        with open(os.path.join(root, "kernels", "cpu", "sum.cpp"), "w") as f:
+            f.write("namespace kiln::cpu {\nTensor sum_all(const Tensor& self) {\n  return self;\n}\n}\n")
+        with open(os.path.join(root, "runtime", "src", "native", "expand.cpp"), "w") as f:
+            f.write("namespace kiln::native {\nTensor expand(const Tensor& self, IntArrayRef size) {\n  return self;\n}\n}\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_gen(self, text, check=True):
+        path = os.path.join(self.tmp.name, "ops.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        env = dict(os.environ)
+        env.pop("KILN_ALLOW_MISSING_KERNELS", None)
+        args = [sys.executable, GEN, "--ops", path, "--root", self.tmp.name, "--out", os.path.join(self.tmp.name, "generated")]
+        if check:
+            args.append("--check")
+        return subprocess.run(args, capture_output=True, text=True, env=env)
+
+    def assertError(self, text, line, fragment):
+        r = self.run_gen(text)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertIn(f"ops.yaml:{line}: ", r.stderr)
+        self.assertIn(fragment, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "generated")), "nothing is written on error")
+
+    def test_valid_registry_generates(self):
+        r = self.run_gen(VALID, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        gen = os.path.join(self.tmp.name, "generated")
+        for rel in ("include/kiln/gen/ops.h", "src/ops/exp.cpp", "src/cpu/mul_Tensor.cpp", "sources.cmake",
+                    "coverage_declared.json", "op_samples.json"):
+            self.assertTrue(os.path.exists(os.path.join(gen, rel)), rel)
+        # A second run changes nothing.
+        r2 = self.run_gen(VALID, check=False)
+        self.assertIn("0 of", r2.stdout)
+
+    def test_unknown_key(self):
+        self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  pointwize: 1"), 7,
+                         "unknown key 'pointwize'")
+
+    def test_bad_signature(self):
+        self.assertError(VALID.replace("exp(Tensor self) -> Tensor", "exp(Tensr self) -> Tensor"), 4, "bad signature")
+
+    def test_unknown_dtype(self):
+        self.assertError(VALID.replace("  dtypes: [floating]\n  pointwise: exp", "  dtypes: [flaot32]\n  pointwise: exp"), 5,
+                         "unknown dtype or group 'flaot32'")
+
+    def test_unknown_group_in_group(self):
+        self.assertError(VALID.replace("floating: [float32, float64]", "floating: [float32, reals]"), 2,
+                         "unknown dtype or group 'reals'")
+
+    def test_derivative_for_unknown_input(self):
+        self.assertError(VALID.replace("    other: grad * self", "    othr: grad * self"), 15,
+                         "derivative for unknown input 'othr'")
+
+    def test_derivative_calls_unknown_op(self):
+        self.assertError(VALID.replace("self: grad * result", "self: grad * expp(self)"), 8,
+                         "calls unknown function 'expp'")
+
+    def test_derivative_names_unknown_value(self):
+        self.assertError(VALID.replace("self: grad * result", "self: grad * reslt"), 8, "names unknown input 'reslt'")
+
+    def test_missing_kernel(self):
+        self.assertError(VALID.replace("kernel: sum_all", "kernel: no_such_kernel"), 17,
+                         "kernel function 'no_such_kernel' is not defined")
+
+    def test_duplicate_op(self):
+        dup = VALID + "- signature: exp(Tensor self) -> Tensor\n  dtypes: [floating]\n  pointwise: exp(self)\n  doc: again.\n"
+        self.assertError(dup, 33, "duplicate op 'exp'")
+
+    def test_yaml_syntax_error(self):
+        self.assertError(VALID.replace("  doc: Product.", "  doc: [Product."), 17, "YAML syntax error")
+
+    def test_duplicate_key(self):
+        self.assertError(VALID.replace("  doc: e to the x.", "  doc: e to the x.\n  doc: again"), 10, "duplicate key 'doc'")
+
+    def test_missing_derivative(self):
+        self.assertError(VALID.replace("    other: grad * self\n", ""), 13, "no derivative for input 'other'")
+
+    def test_two_kinds(self):
+        self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  kernel: sum_all"), 4,
+                         "give exactly one of")
+
+    def test_sample_unknown_argument(self):
+        self.assertError(VALID.replace("  doc: e to the x.", "  doc: e to the x.\n  samples:\n    - {x: [3]}"), 11,
+                         "sample names unknown argument 'x'")
+
+    def test_unknown_promotion(self):
+        self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  promotion: widen"), 7,
+                         "unknown promotion 'widen'")
+
+    def test_pointwise_unknown_math_function(self):
+        os.makedirs(os.path.join(self.tmp.name, "kernels", "common"))
+        with open(os.path.join(self.tmp.name, "kernels", "common", "math.h"), "w") as f:
+            f.write("template <typename T>\nKILN_HOST_DEVICE inline T exp(T x) { return x; }\n")
+        self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: expo(self)"), 4,
+                         "pointwise expression calls unknown function 'expo'")
+
+    def test_every_error_reported_at_once(self):
+        text = VALID.replace("[flaot", "[flaot").replace("pointwise: exp(self)", "pointwise: exp(self)\n  pointwize: 1")
+        text = text.replace("    othr", "    othr").replace("kernel: sum_all", "kernel: nope")
+        r = self.run_gen(text)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("unknown key 'pointwize'", r.stderr)
+        self.assertIn("kernel function 'nope'", r.stderr)
+        self.assertIn("2 error(s)", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

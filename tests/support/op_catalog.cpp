@@ -1,0 +1,125 @@
+#include "op_catalog.h"
+#include <fstream>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace kiln::testing {
+
+std::string source_path(const std::string& relative) { return std::string(KILN_SOURCE_DIR) + "/" + relative; }
+
+const ArgInfo* OpInfo::arg(const std::string& n) const {
+  for (const ArgInfo& a : args)
+    if (a.name == n) return &a;
+  return nullptr;
+}
+
+namespace {
+std::unordered_map<std::string, OpInfo> load_catalog() {
+  std::string path = std::string(KILN_GENERATED_DIR) + "/op_samples.json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path + " (written by codegen during the build)");
+  json doc = json::parse(in);
+  std::unordered_map<std::string, OpInfo> ops;
+  for (const json& o : doc.at("ops")) {
+    OpInfo info;
+    info.name = o.at("name").get<std::string>();
+    info.signature = o.value("signature", "");
+    info.dtypes = o.value("dtypes", std::vector<std::string>{});
+    info.differentiable_inputs = o.value("differentiable_inputs", std::vector<std::string>{});
+    info.gradgrad = o.value("gradgrad", true);
+    for (const json& a : o.at("args")) {
+      ArgInfo arg;
+      arg.name = a.at("name").get<std::string>();
+      arg.type = a.at("type").get<std::string>();
+      arg.kwarg_only = a.value("kwarg_only", false);
+      arg.has_default = a.value("has_default", false);
+      arg.default_value = a.value("default", json());
+      info.args.push_back(std::move(arg));
+    }
+    info.samples = o.value("samples", json::array());
+    ops.emplace(info.name, std::move(info));
+  }
+  return ops;
+}
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+bool optional_type(const std::string& t) { return !t.empty() && t.back() == '?'; }
+}  // namespace
+
+const OpInfo& op_info(const std::string& name) {
+  static const std::unordered_map<std::string, OpInfo> catalog = load_catalog();
+  auto it = catalog.find(name);
+  if (it == catalog.end()) throw std::runtime_error("op '" + name + "' is not in generated/op_samples.json");
+  return it->second;
+}
+
+Value plain_value(const ArgInfo& arg, const json& v) {
+  const std::string& t = arg.type;
+  if (v.is_null()) {
+    if (optional_type(t)) return Value();
+    throw std::runtime_error("argument '" + arg.name + "' of type " + t + " cannot be None");
+  }
+  if (starts_with(t, "int[")) {
+    if (v.is_number_integer()) return Value(std::vector<int64_t>{v.get<int64_t>()});
+    return Value(v.get<std::vector<int64_t>>());
+  }
+  if (starts_with(t, "int")) return Value(v.get<int64_t>());
+  if (starts_with(t, "float")) return Value(v.get<double>());
+  if (t == "bool") return Value(v.get<bool>());
+  if (starts_with(t, "str")) return Value(v.get<std::string>());
+  if (starts_with(t, "ScalarType")) {
+    auto d = dtype_from_name(v.get<std::string>());
+    if (!d) throw std::runtime_error("argument '" + arg.name + "': unknown dtype " + v.dump());
+    return Value(*d);
+  }
+  if (starts_with(t, "Scalar")) {
+    if (v.is_boolean()) return Value(v.get<bool>());
+    if (v.is_number_integer()) return Value(v.get<int64_t>());
+    if (v.is_number()) return Value(v.get<double>());
+    if (v.is_array() && v.size() == 2) return Value(complex<double>(v[0].get<double>(), v[1].get<double>()));
+  }
+  throw std::runtime_error("argument '" + arg.name + "': cannot read " + v.dump() + " as " + t);
+}
+
+Value call_op(const OpInfo& op, const std::map<std::string, Value>& named) {
+  for (const auto& [name, value] : named)
+    if (!op.arg(name)) throw std::runtime_error("sample argument '" + name + "' is not in the schema of " + op.name);
+  // Positional arguments run up to the last one the sample gives.
+  size_t last = 0;
+  for (size_t i = 0; i < op.args.size(); ++i)
+    if (!op.args[i].kwarg_only && named.count(op.args[i].name)) last = i + 1;
+  std::vector<Value> args;
+  Kwargs kwargs;
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    const ArgInfo& a = op.args[i];
+    auto it = named.find(a.name);
+    if (a.kwarg_only) {
+      if (it != named.end()) kwargs.emplace_back(a.name, it->second);
+      continue;
+    }
+    if (i >= last) {
+      if (!a.has_default) throw std::runtime_error("sample of " + op.name + " lacks required argument '" + a.name + "'");
+      continue;
+    }
+    if (it != named.end()) args.push_back(it->second);
+    else if (a.has_default) args.push_back(plain_value(a, a.default_value));
+    else throw std::runtime_error("sample of " + op.name + " lacks required argument '" + a.name + "'");
+  }
+  return call(op.name, args, kwargs);
+}
+
+std::vector<Tensor> flatten_result(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::Tensor: return {v.to_tensor()};
+    case Value::Kind::TensorList: return v.to_tensor_list();
+    case Value::Kind::Tuple: {
+      std::vector<Tensor> out;
+      for (const Value& item : v.to_tuple())
+        for (Tensor& t : flatten_result(item)) out.push_back(std::move(t));
+      return out;
+    }
+    default: throw std::runtime_error(std::string("expected a tensor result, got ") + v.kind_name());
+  }
+}
+
+}  // namespace kiln::testing

@@ -1,0 +1,43 @@
+#pragma once
+// generated/op_samples.json as the test driver sees it: each op's schema arguments and samples,
+// and the one place that turns named argument values into a kiln::call.
+#include <map>
+#include <string>
+#include <vector>
+#include <nlohmann/json.hpp>
+#include "kiln/value.h"
+
+namespace kiln::testing {
+
+using json = nlohmann::json;
+
+struct ArgInfo {
+  std::string name, type;  // type as in the schema: "Tensor", "int[]?", "Scalar" ...
+  bool kwarg_only = false, has_default = false;
+  json default_value;
+  bool is_tensor() const { return type == "Tensor" || type == "Tensor?"; }
+  bool is_tensor_list() const { return type == "Tensor[]"; }
+};
+
+struct OpInfo {
+  std::string name, signature;
+  std::vector<std::string> dtypes, differentiable_inputs;
+  bool gradgrad = true;
+  std::vector<ArgInfo> args;
+  json samples;  // array of {arg: spec}
+  const ArgInfo* arg(const std::string& name) const;
+};
+
+// The op's entry; throws std::runtime_error naming the file when it is missing.
+const OpInfo& op_info(const std::string& name);
+std::string source_path(const std::string& relative);  // KILN_SOURCE_DIR + "/" + relative
+
+// A non-tensor argument from its JSON value (numbers keep int vs float, dtype names become DType).
+Value plain_value(const ArgInfo& arg, const json& v);
+// Calls `op` with named values: positional arguments in schema order up to the last one
+// given (gaps take their defaults), keyword-only ones as kwargs.
+Value call_op(const OpInfo& op, const std::map<std::string, Value>& named);
+// Every tensor of a result (Tensor, tuple or list), in order.
+std::vector<Tensor> flatten_result(const Value& v);
+
+}  // namespace kiln::testing

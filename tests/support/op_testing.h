@@ -1,0 +1,23 @@
+#pragma once
+// The per-op test driver that every generated op test calls.
+//   check_forward:   runs the op on the inputs stored in tests/reference/<op>.json and compares
+//                    dtype, shape and values with PyTorch's results, one cell per dtype.
+//   check_gradients: finite-difference gradcheck (and gradgradcheck) in float64 on the samples
+//                    of generated/op_samples.json.
+// Each cell's outcome is appended as a JSON line to $KILN_COVERAGE_RESULTS for the coverage report.
+#include <vector>
+#include "kiln/dtype.h"
+
+namespace kiln::testing {
+
+struct OpTestSpec {
+  const char* op;              // full name with overload, "add.Tensor"
+  const char* backend;         // "cpu" or "cuda"
+  std::vector<DType> dtypes;   // dtypes declared for this backend
+  bool gradgrad = true;        // also check second-order gradients
+};
+
+void check_forward(const OpTestSpec& spec);
+void check_gradients(const OpTestSpec& spec);
+
+}  // namespace kiln::testing

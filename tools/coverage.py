@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""kiln's op-coverage report and ratchet.
+
+Merges what the build declares and compiles (generated/coverage_declared.json) with what the
+last test run measured (the JSON lines the op-test driver appends to $KILN_COVERAGE_RESULTS)
+into coverage/coverage.json, coverage/COVERAGE.md and coverage/coverage.html.
+
+  --check            fail, listing every cell that passed in the baseline and no longer passes
+  --update-baseline  record the currently passing cells as the new baseline
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from coverage_render import render_html, render_markdown  # noqa: E402
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+          "float32", "float64", "complex64", "complex128"]
+# Several results for one cell (a test run twice, say): the worst one counts.
+RANK = {"pass": 0, "unverified": 1, "fail": 2}
+
+
+def cell_key(op, backend, dtype, check):
+    return f"{op} {backend} {dtype} {check}"
+
+
+def load_results(path):
+    results = {}
+    if not path or not os.path.exists(path):
+        return results
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                print(f"{path}:{n}: skipping a malformed line", file=sys.stderr)
+                continue
+            key = cell_key(r["op"], r["backend"], r["dtype"], r["check"])
+            old = results.get(key)
+            if old is None or RANK.get(r["status"], 2) > RANK.get(old["status"], 2):
+                results[key] = r
+    return results
+
+
+def cell(declared, compiled, result):
+    """One report cell: its status word and the detail behind it."""
+    if result is not None:
+        return {"status": result["status"], "detail": result.get("detail", "")}
+    if compiled:
+        return {"status": "not run", "detail": "compiled, not run in the last test run"}
+    if declared:
+        return {"status": "declared", "detail": "declared in ops.yaml, not compiled in this build"}
+    return None
+
+
+def merge(declared_doc, results):
+    ops = []
+    backends = sorted({b for op in declared_doc["ops"] for b in op.get("backends", {})},
+                      key=lambda b: (b != "cpu", b))
+    for op in declared_doc["ops"]:
+        row = {k: op.get(k) for k in ("name", "family", "doc", "kind", "differentiable")}
+        row["forward"], row["backward"] = {}, {}
+        for backend in backends:
+            b = op.get("backends", {}).get(backend, {"declared": [], "compiled": []})
+            declared, compiled = set(b.get("declared", [])), set(b.get("compiled", []))
+            cells = {}
+            for dtype in DTYPES:
+                c = cell(dtype in declared, dtype in compiled,
+                         results.get(cell_key(op["name"], backend, dtype, "forward")))
+                if c:
+                    cells[dtype] = c
+            row["forward"][backend] = cells
+            if op.get("differentiable"):
+                # gradcheck runs in float64; the cell exists when the backend declares the op
+                row["backward"][backend] = cell(bool(declared), "float64" in compiled,
+                                                results.get(cell_key(op["name"], backend, "float64", "backward")))
+        ops.append(row)
+    return backends, ops
+
+
+def totals(backends, ops):
+    out = {}
+    for backend in backends:
+        for check in ("forward", "backward"):
+            counts = {"declared": 0, "compiled": 0, "pass": 0, "fail": 0, "unverified": 0, "not run": 0}
+            for op in ops:
+                cells = op[check].get(backend)
+                cells = ([cells] if cells else []) if check == "backward" else list(cells.values())
+                for c in cells:
+                    counts["declared"] += 1
+                    if c["status"] != "declared":
+                        counts["compiled"] += 1
+                    if c["status"] in counts and c["status"] not in ("declared", "compiled"):
+                        counts[c["status"]] += 1
+            out[f"{backend} {check}"] = counts
+    return out
+
+
+def passing_cells(ops):
+    keys = []
+    for op in ops:
+        for backend, cells in op["forward"].items():
+            keys += [cell_key(op["name"], backend, d, "forward") for d, c in cells.items() if c["status"] == "pass"]
+        for backend, c in op["backward"].items():
+            if c and c["status"] == "pass":
+                keys.append(cell_key(op["name"], backend, "float64", "backward"))
+    return sorted(keys)
+
+
+def status_of(ops, key):
+    name, backend, dtype, check = key.split(" ")
+    for op in ops:
+        if op["name"] == name:
+            c = op[check].get(backend)
+            if check == "forward":
+                c = (c or {}).get(dtype)
+            return (c["status"], c.get("detail", "")) if c else ("vanished", "no longer declared")
+    return "vanished", "op no longer in ops.yaml"
+
+
+def check_ratchet(ops, baseline_path):
+    if not os.path.exists(baseline_path):
+        print(f"coverage ratchet: no baseline at {baseline_path}; record one with `tools/kiln baseline`")
+        return 1
+    with open(baseline_path, encoding="utf-8") as f:
+        baseline = set(json.load(f)["cells"])
+    now = set(passing_cells(ops))
+    lost = sorted(baseline - now)
+    gained = now - baseline
+    for key in lost:
+        status, detail = status_of(ops, key)
+        print(f"coverage ratchet: {key}: passed in the baseline, now {status}" + (f" ({detail})" if detail else ""))
+    if lost:
+        print(f"coverage ratchet: {len(lost)} cell(s) stopped passing. Fix them, or if the loss is deliberate "
+              "run `tools/kiln baseline` and commit tests/coverage_baseline.json.")
+        return 1
+    print(f"coverage ratchet: all {len(baseline)} baseline cells pass"
+          + (f"; {len(gained)} more pass now (`tools/kiln baseline` records them)" if gained else ""))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--declared", required=True, help="generated/coverage_declared.json")
+    ap.add_argument("--results", required=True, help="JSON lines from the last test run")
+    ap.add_argument("--baseline", required=True, help="tests/coverage_baseline.json")
+    ap.add_argument("--out", required=True, help="directory for coverage.json, COVERAGE.md, coverage.html")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--update-baseline", action="store_true")
+    args = ap.parse_args()
+
+    with open(args.declared, encoding="utf-8") as f:
+        declared = json.load(f)
+    results = load_results(args.results)
+    backends, ops = merge(declared, results)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(args.results))) \
+        if os.path.exists(args.results) else None
+    report = {"results_file": args.results, "results_time": when, "backends": backends, "dtypes": DTYPES,
+              "totals": totals(backends, ops), "ops": ops}
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "coverage.json"), "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+    with open(os.path.join(args.out, "COVERAGE.md"), "w", encoding="utf-8") as f:
+        f.write(render_markdown(report))
+    with open(os.path.join(args.out, "coverage.html"), "w", encoding="utf-8") as f:
+        f.write(render_html(report))
+
+    rc = 0
+    if args.update_baseline:
+        if not results:
+            print(f"coverage: no results in {args.results}; run `tools/kiln test` first")
+            return 1
+        cells = passing_cells(ops)
+        with open(args.baseline, "w", encoding="utf-8") as f:
+            json.dump({"comment": "Cells that passed; tools/kiln test fails when one stops passing. "
+                                  "Rewritten by `tools/kiln baseline`.", "cells": cells}, f, indent=0)
+            f.write("\n")
+        print(f"coverage: baseline {args.baseline} now holds {len(cells)} passing cells")
+    if args.check:
+        rc = check_ratchet(ops, args.baseline)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Renders the merged coverage report (see coverage.py) as Markdown and self-contained HTML."""
+import html
+
+SHORT = {"bool": "b", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+         "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+         "complex64": "c64", "complex128": "c128"}
+SYMBOL = {"pass": "✅", "fail": "❌", "unverified": "❔", "not run": "⬜", "declared": "◽"}
+WORDS = {"pass": "passing", "fail": "failing", "unverified": "unverified (run, no PyTorch reference to compare)",
+         "not run": "compiled, not run", "declared": "declared, not compiled"}
+TOTAL_COLUMNS = ["declared", "compiled", "pass", "fail", "unverified", "not run"]
+TOTAL_TITLES = ["declared", "compiled", "passing", "failing", "unverified", "not run"]
+
+
+def _run_line(report):
+    if report["results_time"]:
+        return f"Test results of {report['results_time']} ({report['results_file']})."
+    return "No test results yet: run `tools/kiln test`. Cells show what is declared and compiled."
+
+
+def _legend():
+    return " · ".join(f"{SYMBOL[s]} {WORDS[s]}" for s in SYMBOL) + " · blank: not declared"
+
+
+def render_markdown(report):
+    out = ["# kiln op coverage", "", _run_line(report), "",
+           f"{len(report['ops'])} ops. Forward cells: op × backend × dtype, checked against PyTorch. "
+           "Backward cells: float64 gradcheck (and gradgradcheck) per op and backend.", "",
+           "## Totals", "", "| cells | " + " | ".join(TOTAL_TITLES) + " |", "|---" * (len(TOTAL_TITLES) + 1) + "|"]
+    for name, counts in report["totals"].items():
+        out.append(f"| {name} | " + " | ".join(str(counts[c]) for c in TOTAL_COLUMNS) + " |")
+    out += ["", _legend(), ""]
+    for backend in report["backends"]:
+        out += [f"## {backend}", "",
+                "| op | family | " + " | ".join(SHORT[d] for d in report["dtypes"]) + " | grad |",
+                "|---" * (len(report["dtypes"]) + 3) + "|"]
+        for op in report["ops"]:
+            cells = op["forward"].get(backend, {})
+            row = [SYMBOL[cells[d]["status"]] if d in cells else "" for d in report["dtypes"]]
+            back = op["backward"].get(backend)
+            row.append(SYMBOL[back["status"]] if back else "")
+            out.append(f"| `{op['name']}` | {op['family'] or ''} | " + " | ".join(row) + " |")
+        out.append("")
+    failing = [(op["name"], b, d, c["detail"]) for op in report["ops"] for b, cells in op["forward"].items()
+               for d, c in cells.items() if c["status"] == "fail"]
+    failing += [(op["name"], b, "backward", c["detail"]) for op in report["ops"]
+                for b, c in op["backward"].items() if c and c["status"] == "fail"]
+    if failing:
+        out += ["## Failing cells", ""]
+        out += [f"- `{n}` {b} {d}: {detail}" for n, b, d, detail in failing]
+        out.append("")
+    return "\n".join(out)
+
+
+CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
+table{border-collapse:collapse;margin:12px 0}
+th,td{border:1px solid #ddd;padding:2px 6px;text-align:center}
+td.op{text-align:left;font-family:monospace;white-space:nowrap}
+td.fam{text-align:left;color:#666}
+th{background:#f4f4f4;position:sticky;top:0}
+.pass{background:#c8efc8}.fail{background:#f6b8b8}.unverified{background:#fbe9a9}
+.notrun{background:#dde6f5}.declared{background:#eee;color:#777}
+.legend span{display:inline-block;padding:1px 8px;margin-right:6px;border:1px solid #ddd}
+"""
+
+
+def _css_class(status):
+    return status.replace(" ", "")
+
+
+def _cell_html(c):
+    if not c:
+        return "<td></td>"
+    title = html.escape(WORDS[c["status"]] + (": " + c["detail"] if c.get("detail") else ""), quote=True)
+    return f'<td class="{_css_class(c["status"])}" title="{title}">{SYMBOL[c["status"]]}</td>'
+
+
+def render_html(report):
+    esc = html.escape
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>kiln op coverage</title>",
+             f"<style>{CSS}</style></head><body>", "<h1>kiln op coverage</h1>",
+             f"<p>{esc(_run_line(report))} {len(report['ops'])} ops. Hover a cell for its detail.</p>",
+             "<h2>Totals</h2><table><tr><th>cells</th>" + "".join(f"<th>{t}</th>" for t in TOTAL_TITLES) + "</tr>"]
+    for name, counts in report["totals"].items():
+        parts.append(f"<tr><td class='op'>{esc(name)}</td>" + "".join(f"<td>{counts[c]}</td>" for c in TOTAL_COLUMNS)
+                     + "</tr>")
+    parts.append("</table><p class='legend'>" + "".join(
+        f"<span class='{_css_class(s)}'>{SYMBOL[s]} {esc(WORDS[s])}</span>" for s in SYMBOL)
+        + "<span>blank: not declared</span></p>")
+    for backend in report["backends"]:
+        parts.append(f"<h2>{esc(backend)}</h2><table><tr><th>op</th><th>family</th>"
+                     + "".join(f"<th title='{d}'>{SHORT[d]}</th>" for d in report["dtypes"]) + "<th>grad</th></tr>")
+        for op in report["ops"]:
+            cells = op["forward"].get(backend, {})
+            parts.append(f"<tr><td class='op' title='{esc(op['doc'] or '', quote=True)}'>{esc(op['name'])}</td>"
+                         f"<td class='fam'>{esc(op['family'] or '')}</td>"
+                         + "".join(_cell_html(cells.get(d)) for d in report["dtypes"])
+                         + _cell_html(op["backward"].get(backend)) + "</tr>")
+        parts.append("</table>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
