@@ -289,7 +289,7 @@ TEST_CASE("autograd: retain_grad keeps a non-leaf's gradient") {
   Tensor y = x * 3;
   y.retain_grad();
   Tensor other = x * 4;  // not retained
-  (y * y + other).sum().backward();
+  (y * y + other).sum().backward(Tensor(), /*retain_graph=*/true);
   check_values(y.grad(), {6.0, 12.0});
   check_values(x.grad(), {22.0, 40.0});
   CHECK(!other.grad().defined());

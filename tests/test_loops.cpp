@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 #include "kiln/cpu/loops.h"
+#include "kiln/kiln.h"
 
 using namespace kiln;
 using cpu::StridedGeometry;

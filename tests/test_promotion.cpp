@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include "kiln/kiln.h"
 #include "kiln/pointwise.h"
 
 using namespace kiln;

@@ -1,6 +1,7 @@
 // Tensor core: creation values, geometry, views, copy_/fill_ semantics and the CPU allocator.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include "kiln/tensor.h"

@@ -51,7 +51,8 @@ TEST_CASE("value: typed accessors") {
   CHECK(Value({1, 2, 3}).to_int_list() == std::vector<int64_t>{1, 2, 3});
   CHECK(Value(5).to_int_list() == std::vector<int64_t>{5});
   CHECK(Value(TensorList{t, t}).to_tensor_list().size() == 2);
-  const std::vector<Value>& items = Value::tuple({Value(1), Value("a")}).to_tuple();
+  Value tup = Value::tuple({Value(1), Value("a")});
+  const std::vector<Value>& items = tup.to_tuple();
   CHECK(items.size() == 2);
   CHECK(items[1].to_string() == "a");
 }

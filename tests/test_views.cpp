@@ -4,7 +4,7 @@
 
 #include <string>
 #include <vector>
-#include "kiln/tensor.h"
+#include "kiln/kiln.h"
 
 using namespace kiln;
 

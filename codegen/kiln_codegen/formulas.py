@@ -40,6 +40,9 @@ def _declared_functions(path):
     for m in re.finditer(r"^[ \t]*(?:inline\s+|static\s+|KILN_HOST_DEVICE\s+|constexpr\s+|template\s*<[^>]*>\s*)*"
                          r"[\w:<>,\s\*&]+?\b([A-Za-z_]\w*)\s*\(", text, re.M):
         names.add(m.group(1))
+    # Functions stamped out by macros: KILN_REAL_UNARY(cosh, std::cosh(x))
+    for m in re.finditer(r"^[ \t]*[A-Z][A-Z0-9_]+\(\s*([a-z_]\w*)\s*[,)]", text, re.M):
+        names.add(m.group(1))
     return names
 
 

@@ -19,8 +19,8 @@ struct ArgReducer {
 
   static KILN_INLINE bool better(V x, V v) {
     if constexpr (std::is_floating_point_v<V>) {
-      if (x != x) return v == v;  // first NaN wins
-      return kMax ? x > v : x < v;
+      // a NaN beats any number, so the first NaN wins; bitwise ops keep this branch-free
+      return (bool(x != x) & bool(v == v)) | bool(kMax ? x > v : x < v);
     } else {
       return kMax ? x > v : x < v;
     }
@@ -30,7 +30,29 @@ struct ArgReducer {
     V xv = V(x);
     if (a.i < 0 || better(xv, a.v)) { a.v = xv; a.i = r; }
   }
-  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_steps(*this, a, p, n, s, r); }
+  // Contiguous runs: the extreme value by a vectorized NaN-propagating max/min, then the first
+  // index holding it (a short scalar scan), merged after `a`.
+  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const {
+    if (s != 1 || n < 32) {
+      run_by_steps(*this, a, p, n, s, r);
+      return;
+    }
+    using Pick = MinMaxReducer<T, kMax, T>;
+    V lane[8];
+    for (int k = 0; k < 8; ++k) lane[k] = V(p[k]);
+    int64_t i = 8;
+    for (; i + 8 <= n; i += 8) {
+#pragma omp simd
+      for (int k = 0; k < 8; ++k) Pick::pick(lane[k], V(p[i + k]));
+    }
+    for (; i < n; ++i) Pick::pick(lane[0], V(p[i]));
+    V m = lane[0];
+    for (int k = 1; k < 8; ++k) Pick::pick(m, lane[k]);
+    const bool want_nan = is_nan(m);
+    int64_t at = 0;
+    while (at < n && !(want_nan ? is_nan(V(p[at])) : V(p[at]) == m)) ++at;
+    merge(a, acc_t{m, r + at});
+  }
   void merge(acc_t& a, const acc_t& b) const {
     if (b.i >= 0 && (a.i < 0 || better(b.v, a.v))) a = b;
   }

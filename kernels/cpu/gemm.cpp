@@ -1,4 +1,5 @@
-// gemm: OpenBLAS for float32/float64/complex, a blocked loop for every other numeric type.
+// gemm: OpenBLAS for float32/float64/complex (16-bit floats widened to float32), a blocked loop
+// for integers.
 #include "kernels/cpu/gemm.h"
 
 #include <cblas.h>
@@ -29,10 +30,6 @@ void scale_or_zero(int64_t n, int64_t m, const Scalar& beta, T* c, int64_t ldc) 
 }
 
 // ---- BLAS path ----
-
-constexpr bool kIsBlasType(DType d) {
-  return d == DType::Float32 || d == DType::Float64 || d == DType::Complex64 || d == DType::Complex128;
-}
 
 struct BlasOperand {
   CBLAS_TRANSPOSE trans = CblasNoTrans;
@@ -87,16 +84,37 @@ void gemm_blas(int64_t n, int64_t m, int64_t k, const Scalar& alpha, MatRef<T> a
   }
 }
 
+// 16-bit floats: widen to float32 and use sgemm, which accumulates in float32 exactly as a loop
+// in opmath would, at BLAS speed.
+template <typename T>
+void gemm_widened(int64_t n, int64_t m, int64_t k, const Scalar& alpha, MatRef<T> a, MatRef<T> b, const Scalar& beta,
+                  T* c, int64_t ldc) {
+  std::vector<float> af(size_t(n * k)), bf(size_t(k * m)), cf(size_t(n * m));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t p = 0; p < k; ++p) af[size_t(i * k + p)] = float(a.data[i * a.rs + p * a.cs]);
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < m; ++j) bf[size_t(p * m + j)] = float(b.data[p * b.rs + j * b.cs]);
+  const bool zero_beta = scalar_is_zero(beta);
+  if (!zero_beta)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < m; ++j) cf[size_t(i * m + j)] = float(c[i * ldc + j]);
+  gemm_blas<float>(n, m, k, alpha, MatRef<float>{af.data(), k, 1}, MatRef<float>{bf.data(), m, 1}, beta, cf.data(), m);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) c[i * ldc + j] = T(cf[size_t(i * m + j)]);
+}
+
 // ---- Fallback: blocked loop in the accumulation type ----
 
-// Integers accumulate in uint64 (modular arithmetic gives PyTorch's wrapping results without
-// signed overflow), 16-bit floats in float.
+// Integers accumulate in unsigned types of at least their width: modular arithmetic gives
+// PyTorch's wrapping results (the low bits are all that survive the final cast) without
+// signed-overflow UB. Other types accumulate in opmath.
 template <typename T>
-using gemm_acc_t = std::conditional_t<std::is_integral_v<T>, uint64_t, opmath_t<T>>;
+using gemm_acc_t = std::conditional_t<std::is_integral_v<T>, std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>,
+                                      opmath_t<T>>;
 
 template <typename Acc>
 Acc scalar_as(const Scalar& s) {
-  if constexpr (std::is_same_v<Acc, uint64_t>) return uint64_t(s.to<int64_t>());  // floats truncate, as PyTorch
+  if constexpr (std::is_unsigned_v<Acc>) return Acc(s.to<int64_t>());  // floats truncate, as PyTorch
   else return s.to<Acc>();
 }
 
@@ -127,6 +145,7 @@ void gemm_loop(int64_t n, int64_t m, int64_t k, const Scalar& alpha, MatRef<T> a
           for (int64_t p = p0; p < p1; ++p) {
             const Acc av = convert<Acc>(a.data[i * a.rs + p * a.cs]);
             const Acc* brow = bc.data() + p * m + j0;
+#pragma omp simd
             for (int64_t j = 0; j < w; ++j) arow[j] += av * brow[j];
           }
         }
@@ -162,10 +181,10 @@ void gemm(int64_t n, int64_t m, int64_t k, const Scalar& alpha, MatRef<T> a, Mat
     }
     return;
   }
-  constexpr bool blas = kIsBlasType(dtype_of<T>);
-  if constexpr (blas) {
+  if constexpr (gemm_uses_blas_v<T>) {
     if (n <= INT_MAX && m <= INT_MAX && k <= INT_MAX && ldc <= INT_MAX) {
-      gemm_blas(n, m, k, alpha, a, b, beta, c, ldc);
+      if constexpr (is_reduced_float_v<T>) gemm_widened(n, m, k, alpha, a, b, beta, c, ldc);
+      else gemm_blas(n, m, k, alpha, a, b, beta, c, ldc);
       return;
     }
   }

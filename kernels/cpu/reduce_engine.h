@@ -18,8 +18,8 @@
 // the fast ones), "vertical" keeps a block of accumulators for neighbouring outputs and sweeps
 // the reduced dims (the kept dim is the fast one, e.g. sum over dim 0 of a row-major matrix).
 // Parallelism is over outputs; when there are few outputs the reduction itself is cut into
-// fixed-size chunks whose partial results merge in order. Neither depends on the thread count,
-// so results are identical for any number of threads.
+// chunks (their length follows from the sizes alone) whose partial results merge in order.
+// Neither depends on the thread count, so results are identical for any number of threads.
 #include <omp.h>
 #include <algorithm>
 #include <utility>
@@ -85,10 +85,11 @@ inline ReducePlan make_reduce_plan(const Tensor& in, const ReduceDims& rd) {
 
 namespace reduce_detail {
 
-inline constexpr int64_t kGrain = 32768;   // elements of work worth a thread
-inline constexpr int64_t kChunk = 16384;   // reduction elements per partial result
-inline constexpr int64_t kBlock = 64;      // accumulators per vertical task
-inline constexpr int64_t kFewTasks = 32;   // below this, also split the reduction
+inline constexpr int64_t kGrain = 32768;     // elements of work worth a thread
+inline constexpr int64_t kMinChunk = 2048;   // fewest reduction elements per partial result
+inline constexpr int64_t kMaxChunks = 32;    // most partial results per output
+inline constexpr int64_t kBlock = 256;       // accumulators per vertical task
+inline constexpr int64_t kFewTasks = 16;     // below this, also split the reduction
 
 // Multi-index over the kept dims carrying the input and output offsets.
 struct KeptCursor {
@@ -172,8 +173,10 @@ void compute_range(const ReducePlan& p, const typename R::in_t* in, const R& red
     for (int64_t i = 0; i < n; ++i) {
       const in_t* row = base + off + i * s;
       if (ks == 1) {
+#pragma omp simd
         for (int64_t j = 0; j < nb; ++j) red.step(acc[j], row[j], r + i);
       } else {
+#pragma omp simd
         for (int64_t j = 0; j < nb; ++j) red.step(acc[j], row[j * ks], r + i);
       }
     }
@@ -207,7 +210,9 @@ void run_reduce(const ReducePlan& p, const typename R::in_t* in, const R& red) {
   };
   const bool parallel = O * std::max<int64_t>(N, 1) >= kGrain;
 
-  if (ntasks >= kFewTasks || N < 2 * kChunk) {
+  // Chunk length depends on N only (never on threads), so results are reproducible.
+  const int64_t chunk = std::max(kMinChunk, (N + kMaxChunks - 1) / kMaxChunks);
+  if (ntasks >= kFewTasks || N < 2 * chunk || !parallel) {
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t t = 0; t < ntasks; ++t) {
       const std::pair<int64_t, int64_t> range = task_range(t);
@@ -218,14 +223,14 @@ void run_reduce(const ReducePlan& p, const typename R::in_t* in, const R& red) {
   }
 
   // Few outputs, long reductions: partial results per (chunk, output), merged in chunk order.
-  const int64_t nchunks = (N + kChunk - 1) / kChunk;
+  const int64_t nchunks = (N + chunk - 1) / chunk;
   std::vector<acc_t> partial(size_t(nchunks * O));
   std::vector<int64_t> out_offs(static_cast<size_t>(O));
 #pragma omp parallel for schedule(static) collapse(2)
   for (int64_t c = 0; c < nchunks; ++c) {
     for (int64_t t = 0; t < ntasks; ++t) {
       const std::pair<int64_t, int64_t> range = task_range(t);
-      const int64_t o0 = range.first, r0 = c * kChunk, r1 = std::min(N, r0 + kChunk);
+      const int64_t o0 = range.first, r0 = c * chunk, r1 = std::min(N, r0 + chunk);
       compute_range(p, in, red, vertical, o0, range.second, r0, r1, [&](int64_t i, int64_t out_off, const acc_t& a) {
         partial[size_t(c * O + o0 + i)] = a;
         if (c == 0) out_offs[size_t(o0 + i)] = out_off;
@@ -261,8 +266,10 @@ KILN_INLINE void run_by_lanes(const R& red, Acc& a, const In* p, int64_t n, int6
   Acc lane[8];
   for (int k = 0; k < 8; ++k) lane[k] = red.identity(a);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
+  for (; i + 8 <= n; i += 8) {
+#pragma omp simd
     for (int k = 0; k < 8; ++k) red.step(lane[k], p[i + k], r + i + k);
+  }
   for (; i < n; ++i) red.step(lane[0], p[i], r + i);
   red.merge(lane[0], lane[1]); red.merge(lane[2], lane[3]);
   red.merge(lane[4], lane[5]); red.merge(lane[6], lane[7]);

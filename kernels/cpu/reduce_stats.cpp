@@ -5,6 +5,7 @@
 #include <vector>
 #include "kiln/gen/cpu_kernels.h"
 #include "kernels/cpu/reducers.h"
+#include "kernels/cpu/vec_math.h"
 
 namespace kiln::cpu {
 namespace {
@@ -94,8 +95,27 @@ struct ExpSumReducer {
   static C shift_of(C m) { return std::isinf(m) ? C(0) : m; }
   acc_t init(int64_t o) const { return {shift_of(maxes[o]), 0.0}; }
   acc_t identity(const acc_t& a) const { return {a.shift, 0.0}; }
-  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a.s += double(std::exp(C(x) - a.shift)); }
-  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
+  static KILN_INLINE C exp_c(C v) {
+    if constexpr (std::is_same_v<C, float>) return vec_exp(v);
+    else return std::exp(v);
+  }
+  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a.s += double(exp_c(C(x) - a.shift)); }
+  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const {
+    if constexpr (std::is_same_v<C, float>) {
+      if (s == 1) {  // float partial sums of 1024 terms (vectorized exp), accumulated in double
+        const float shift = a.shift;
+        for (int64_t b = 0; b < n; b += 1024) {
+          const int64_t e = std::min(n, b + 1024);
+          float part = 0;
+#pragma omp simd reduction(+ : part)
+          for (int64_t i = b; i < e; ++i) part += vec_exp(float(p[i]) - shift);
+          a.s += double(part);
+        }
+        return;
+      }
+    }
+    run_by_lanes(*this, a, p, n, s, r);
+  }
   void merge(acc_t& a, const acc_t& b) const { a.s += b.s; }
   void write(int64_t o, const acc_t& a) const { out[o] = T(C(std::log(a.s) + double(a.shift))); }
 };

@@ -3,21 +3,25 @@
 // row path: one pass for the max, one for sum(exp(x - max)), one to write. Otherwise blocks of
 // inner columns are processed together so every pass is a unit-stride loop.
 // 16-bit floats compute in float; dtype= casts the input first, as PyTorch.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 #include "kiln/gen/cpu_kernels.h"
 #include "kernels/cpu/kernel_utils.h"
+#include "kernels/cpu/vec_math.h"
 
 namespace kiln::cpu {
 namespace {
 
 inline constexpr int64_t kGrain = 32768;
-inline constexpr int64_t kColumns = 64;  // inner columns per task on the strided path
+inline constexpr int64_t kColumns = 256;  // inner columns per task on the strided path
 
-template <typename C>
-KILN_INLINE C max_nan(C a, C x) { return (a != a || a >= x) ? a : x; }
+// exp in compute precision: the vectorizable float exp, libm for double.
+KILN_INLINE float exp_c(float x) { return vec_exp(x); }
+KILN_INLINE double exp_c(double x) { return std::exp(x); }
 
+// A NaN in a row needs no special case: exp(NaN - max) makes the sum, hence the row, NaN.
 template <typename T, bool kLog>
 void softmax_rows(const T* in, T* out, int64_t outer, int64_t D) {
   using C = opmath_t<T>;
@@ -25,22 +29,27 @@ void softmax_rows(const T* in, T* out, int64_t outer, int64_t D) {
 #pragma omp parallel if (parallel)
   {
     std::vector<C> buf(static_cast<size_t>(D));  // exp(x - max) in compute precision, reused per row
+    C* e = buf.data();
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < outer; ++r) {
       const T* x = in + r * D;
       T* y = out + r * D;
       C m = -std::numeric_limits<C>::infinity();
-      for (int64_t i = 0; i < D; ++i) m = max_nan(m, C(x[i]));
+#pragma omp simd reduction(max : m)
+      for (int64_t i = 0; i < D; ++i) m = std::max(m, C(x[i]));
       C s = 0;
+#pragma omp simd reduction(+ : s)
       for (int64_t i = 0; i < D; ++i) {
-        buf[size_t(i)] = std::exp(C(x[i]) - m);
-        s += buf[size_t(i)];
+        e[i] = exp_c(C(x[i]) - m);
+        s += e[i];
       }
       if constexpr (kLog) {
         const C shift = m + std::log(s);
+#pragma omp simd
         for (int64_t i = 0; i < D; ++i) y[i] = T(C(x[i]) - shift);
       } else {
-        for (int64_t i = 0; i < D; ++i) y[i] = T(buf[size_t(i)] / s);
+#pragma omp simd
+        for (int64_t i = 0; i < D; ++i) y[i] = T(e[i] / s);
       }
     }
   }
@@ -59,17 +68,31 @@ void softmax_columns(const T* in, T* out, int64_t outer, int64_t D, int64_t inne
       T* y = out + o * D * inner + j0;
       C m[kColumns], s[kColumns];
       for (int64_t j = 0; j < w; ++j) { m[j] = -std::numeric_limits<C>::infinity(); s[j] = 0; }
-      for (int64_t d = 0; d < D; ++d)
-        for (int64_t j = 0; j < w; ++j) m[j] = max_nan(m[j], C(x[d * inner + j]));
-      for (int64_t d = 0; d < D; ++d)
-        for (int64_t j = 0; j < w; ++j) s[j] += std::exp(C(x[d * inner + j]) - m[j]);
+      for (int64_t d = 0; d < D; ++d) {
+        const T* xd = x + d * inner;
+#pragma omp simd
+        for (int64_t j = 0; j < w; ++j) m[j] = std::max(m[j], C(xd[j]));
+      }
+      for (int64_t d = 0; d < D; ++d) {
+        const T* xd = x + d * inner;
+#pragma omp simd
+        for (int64_t j = 0; j < w; ++j) s[j] += exp_c(C(xd[j]) - m[j]);
+      }
       if constexpr (kLog) {
         for (int64_t j = 0; j < w; ++j) m[j] += std::log(s[j]);
-        for (int64_t d = 0; d < D; ++d)
-          for (int64_t j = 0; j < w; ++j) y[d * inner + j] = T(C(x[d * inner + j]) - m[j]);
       } else {
-        for (int64_t d = 0; d < D; ++d)
-          for (int64_t j = 0; j < w; ++j) y[d * inner + j] = T(std::exp(C(x[d * inner + j]) - m[j]) / s[j]);
+        for (int64_t j = 0; j < w; ++j) s[j] = C(1) / s[j];
+      }
+      for (int64_t d = 0; d < D; ++d) {
+        const T* xd = x + d * inner;
+        T* yd = y + d * inner;
+        if constexpr (kLog) {
+#pragma omp simd
+          for (int64_t j = 0; j < w; ++j) yd[j] = T(C(xd[j]) - m[j]);
+        } else {
+#pragma omp simd
+          for (int64_t j = 0; j < w; ++j) yd[j] = T(exp_c(C(xd[j]) - m[j]) * s[j]);
+        }
       }
     }
   }

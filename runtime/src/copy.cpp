@@ -1,6 +1,7 @@
 // copy_ and fill_: the two in-place writes every other op builds on.
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -96,8 +97,45 @@ bool scalar_overflows(const Scalar& v, DType dtype) {
   });
 }
 
+// A 2-d copy where one side is dense along rows and the other along columns (x.t() into a
+// contiguous tensor): going through 32x32 tiles keeps both sides in cache, instead of one
+// cache miss per element on the strided side.
+template <typename D, typename S>
+bool copy_transposed(const detail::StridedWalk<2>& walk, D* dst, const S* src) {
+  if (walk.sizes.size() != 2) return false;
+  int64_t n0 = walk.sizes[0], n1 = walk.sizes[1];
+  int64_t d0 = walk.strides[0][0], d1 = walk.strides[0][1], s0 = walk.strides[1][0], s1 = walk.strides[1][1];
+  bool transposed = (d0 == 1 && s1 == 1) || (s0 == 1 && d1 == 1);
+  if (!transposed || n0 < 16 || n1 < 16) return false;
+  constexpr int64_t kTile = 32;
+  int64_t tiles1 = (n1 + kTile - 1) / kTile;
+  auto run = [&](int64_t tb, int64_t te) {
+    for (int64_t t1 = tb; t1 < te; ++t1) {
+      int64_t o_end = std::min(n1, (t1 + 1) * kTile);
+      for (int64_t i_begin = 0; i_begin < n0; i_begin += kTile) {
+        int64_t i_end = std::min(n0, i_begin + kTile);
+        for (int64_t o = t1 * kTile; o < o_end; ++o)
+          for (int64_t i = i_begin; i < i_end; ++i) dst[o * d1 + i * d0] = detail::convert<D>(src[o * s1 + i * s0]);
+      }
+    }
+  };
+  if (walk.numel < kParallelGrain || omp_in_parallel()) {
+    run(0, tiles1);
+  } else {
+#pragma omp parallel
+    {
+      int nt = omp_get_num_threads(), t = omp_get_thread_num();
+      int64_t chunk = (tiles1 + nt - 1) / nt;
+      int64_t b = std::min(tiles1, t * chunk), e = std::min(tiles1, b + chunk);
+      if (b < e) run(b, e);
+    }
+  }
+  return true;
+}
+
 template <typename D, typename S>
 void copy_loop(const detail::StridedWalk<2>& walk, D* dst, const S* src) {
+  if (copy_transposed(walk, dst, src)) return;
   parallel_range(walk.numel, [&](int64_t b, int64_t e) {
     walk.for_each_run(b, e, [&](const int64_t* off, const int64_t* inner, int64_t count) {
       D* d = dst + off[0];

@@ -36,6 +36,11 @@ DType to_complex(DType t);              // float32 -> complex64; others by value
 DType to_real(DType t);                 // complex64 -> float32; others unchanged
 bool can_cast(DType from, DType to);    // torch.can_cast: no lowering of category
 DType default_float_dtype();
+// torch.finfo of a floating dtype (DTypeError for others).
+struct FInfo {
+  double max, lowest, eps, tiny;
+};
+FInfo finfo(DType t);
 void set_default_float_dtype(DType t);  // float32 or float64
 
 // C++ element type of each dtype and back.

@@ -232,7 +232,7 @@ void backward(const TensorList& outputs, const TensorList& grad_outputs, bool re
   GraphTask task(retain_graph || create_graph);
   task.build(roots);
   task.count_dependencies();
-  for (size_t i = 0; i < roots.size(); ++i) task.seed(roots[i], seeds[i]);
+  for (size_t i = 0; i < roots.size(); ++i) task.seed(roots[i], std::move(seeds[i]));
   TensorList unused;
   task.run(unused);
 }
@@ -256,7 +256,7 @@ TensorList grad(const TensorList& outputs, const TensorList& inputs, const Tenso
   for (size_t i = 0; i < input_edges.size(); ++i) task.add_capture(input_edges[i], i);
   task.prune_to_captures();
   task.count_dependencies();
-  for (size_t i = 0; i < roots.size(); ++i) task.seed(roots[i], seeds[i]);
+  for (size_t i = 0; i < roots.size(); ++i) task.seed(roots[i], std::move(seeds[i]));
   TensorList captured(inputs.size());
   task.run(captured);
   for (size_t i = 0; i < captured.size(); ++i)

@@ -44,9 +44,6 @@ void check_inplace(const Tensor& self, const char* op) {
   if (!GradMode::is_enabled() || !self.defined() || !self.requires_grad()) return;
   KILN_CHECK(!self.is_leaf(), AutogradError, op, "self",
              "a leaf Variable that requires grad is being used in an in-place operation.");
-  KILN_CHECK(!self.impl()->is_view, AutogradError, op, "self",
-             "a view of a Variable that requires grad is being modified by an in-place operation; autograd "
-             "cannot yet rewrite the base's history. Clone the view first, or run the op under NoGradGuard.");
 }
 
 namespace {

@@ -38,7 +38,7 @@ std::string repr(double v, bool add_point_zero) {
     // scientific: d[.ddd]e[+-]XX with at least two exponent digits
     out = digits.substr(0, 1);
     if (n > 1) out += "." + digits.substr(1);
-    char eb[8];
+    char eb[16];
     std::snprintf(eb, sizeof eb, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
     out += eb;
   } else if (exp < 0) {

@@ -42,8 +42,8 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   }
 
   // general case: broadcast the batch dims, flatten them, one bmm, restore the shape
+  // (a 1-D operand has no batch dims: dims_before leaves nothing)
   DimVector batch1 = dims_before(self.sizes(), 2), batch2 = dims_before(other.sizes(), 2);
-  if (dim2 == 1) batch2.clear();
   DimVector batch = pointwise::broadcast_shapes(batch1, batch2, "matmul", "other");
   int64_t batch_numel = numel_of(batch);
   Tensor lhs = dim1 == 1 ? kiln::unsqueeze(self, 0) : self;    // (n=1, m1)

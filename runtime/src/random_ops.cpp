@@ -1,0 +1,252 @@
+// Random creation ops (rand, randn, randint, randperm, bernoulli) and in-place fills
+// (uniform_, normal_): argument checks, dtype dispatch, devices and autograd around the CPU
+// kernels of random_fill.h. Other devices get the CPU's numbers copied over, which a future
+// device kernel reproduces exactly since every value is a function of its Philox block.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+#include "kiln/autograd.h"
+#include "kiln/op_support.h"
+#include "kiln/random.h"
+#include "random_fill.h"
+
+namespace kiln {
+namespace {
+
+using random_detail::fill_normal;
+using random_detail::fill_randint;
+using random_detail::fill_uniform;
+using random_detail::for_each_block;
+
+Generator& resolve(Generator* gen) { return gen ? *gen : default_generator(); }
+
+void check_inexact(const char* op, const char* arg, DType dtype) {
+  KILN_CHECK(is_inexact(dtype), DTypeError, op, arg, "expected a floating point or complex dtype, got ",
+             dtype_name(dtype));
+}
+
+// Largest finite value of a floating dtype (of its real type for complex).
+double max_finite(DType dtype) {
+  switch (to_real(dtype)) {
+    case DType::Float16: return 65504.0;
+    case DType::BFloat16: return 3.3895313892515355e38;
+    case DType::Float32: return double(FLT_MAX);
+    default: return DBL_MAX;
+  }
+}
+
+// Range of integers `dtype` holds exactly: its limits, or +-2^digits for floating types.
+void check_holds(const char* op, DType dtype, int64_t lo, int64_t hi) {
+  KILN_CHECK(!is_complex(dtype), DTypeError, op, "dtype", "expected a real dtype, got ", dtype_name(dtype));
+  int64_t min = 0, max = 0;
+  switch (dtype) {
+    case DType::Bool: max = 1; break;
+    case DType::UInt8: max = 255; break;
+    case DType::Int8: min = -128, max = 127; break;
+    case DType::Int16: min = INT16_MIN, max = INT16_MAX; break;
+    case DType::Int32: min = INT32_MIN, max = INT32_MAX; break;
+    case DType::Int64: min = INT64_MIN, max = INT64_MAX; break;
+    case DType::Float16: min = -(int64_t(1) << 11), max = int64_t(1) << 11; break;
+    case DType::BFloat16: min = -(int64_t(1) << 8), max = int64_t(1) << 8; break;
+    case DType::Float32: min = -(int64_t(1) << 24), max = int64_t(1) << 24; break;
+    default: min = -(int64_t(1) << 53), max = int64_t(1) << 53; break;
+  }
+  KILN_CHECK(lo >= min && hi <= max, ValueError, op, "dtype", "values in [", lo, ", ", hi, "] do not fit ",
+             dtype_name(dtype), " exactly (it holds [", min, ", ", max, "])");
+}
+
+// Fills a contiguous CPU tensor; complex tensors as 2n reals (normal: std / sqrt(2) per part,
+// so |z - mean| has variance std^2, and `mean` on both parts, as PyTorch).
+void uniform_cpu(Tensor& t, double from, double to, Generator& gen) {
+  const int64_t n = t.numel();
+  void* p = t.data_ptr();
+  switch (t.dtype()) {
+    case DType::Float16: return fill_uniform(static_cast<Half*>(p), n, from, to, gen);
+    case DType::BFloat16: return fill_uniform(static_cast<BFloat16*>(p), n, from, to, gen);
+    case DType::Float32: return fill_uniform(static_cast<float*>(p), n, from, to, gen);
+    case DType::Float64: return fill_uniform(static_cast<double*>(p), n, from, to, gen);
+    case DType::Complex64: return fill_uniform(static_cast<float*>(p), 2 * n, from, to, gen);
+    case DType::Complex128: return fill_uniform(static_cast<double*>(p), 2 * n, from, to, gen);
+    default: KILN_FAIL(InternalError, "uniform_", "self", "dtype ", dtype_name(t.dtype()), " was not checked");
+  }
+}
+void normal_cpu(Tensor& t, double mean, double std, Generator& gen) {
+  const int64_t n = t.numel();
+  void* p = t.data_ptr();
+  const double part_std = std / std::sqrt(2.0);
+  switch (t.dtype()) {
+    case DType::Float16: return fill_normal(static_cast<Half*>(p), n, mean, std, gen);
+    case DType::BFloat16: return fill_normal(static_cast<BFloat16*>(p), n, mean, std, gen);
+    case DType::Float32: return fill_normal(static_cast<float*>(p), n, mean, std, gen);
+    case DType::Float64: return fill_normal(static_cast<double*>(p), n, mean, std, gen);
+    case DType::Complex64: return fill_normal(static_cast<float*>(p), 2 * n, mean, part_std, gen);
+    case DType::Complex128: return fill_normal(static_cast<double*>(p), 2 * n, mean, part_std, gen);
+    default: KILN_FAIL(InternalError, "normal_", "self", "dtype ", dtype_name(t.dtype()), " was not checked");
+  }
+}
+
+// A new CPU tensor filled by `fill`, then moved to the requested device and grad mode.
+template <typename Fill>
+Tensor create(IntArrayRef sizes, const TensorOptions& opts, const Fill& fill) {
+  Tensor out = empty(sizes, TensorOptions(opts.dtype, kCPU));
+  fill(out);
+  if (!opts.device.is_cpu()) out = out.to(opts.device);
+  if (opts.requires_grad) out.requires_grad_(true);
+  return out;
+}
+
+// The values no longer depend on the overwritten ones: their gradient is zero (PyTorch's
+// derivative of uniform_ and normal_).
+struct RandomFillBackward final : Node {
+  explicit RandomFillBackward(const char* name) : name_(name) {}
+  const char* name() const override { return name_; }
+  TensorList apply(TensorList&& grads) override {
+    TensorList out(next_edges.size());
+    if (!grads.empty() && grads[0].defined() && !out.empty()) out[0] = zeros_like(grads[0]);
+    return out;
+  }
+  const char* name_;
+};
+
+// In-place fill in logical order: directly when self is a contiguous CPU tensor, else through
+// a contiguous CPU temporary.
+template <typename Fill>
+Tensor& fill_inplace(Tensor& self, const char* op, const char* node_name, const Fill& fill) {
+  const bool record = autograd::any_requires_grad({&self});
+  Ref<RandomFillBackward> node;
+  if (record) {
+    support::check_inplace(self, op);
+    node = make_ref<RandomFillBackward>(node_name);
+    node->next_edges.push_back(autograd::gradient_edge(self));
+  }
+  if (self.numel() > 0) {
+    if (self.is_cpu() && self.is_contiguous()) {
+      fill(self);
+      self.bump_version();
+    } else {
+      Tensor tmp = empty(self.sizes(), TensorOptions(self.dtype(), kCPU));
+      fill(tmp);
+      NoGradGuard no_grad;
+      self.copy_(tmp);
+    }
+  }
+  if (record) autograd::set_history(self, node);
+  return self;
+}
+
+void check_uniform_bounds(DType dtype, double from, double to) {
+  KILN_CHECK(from <= to, ValueError, "uniform_", "from", "expected a [from, to) range, but found from=", from,
+             " > to=", to);
+  const double limit = max_finite(dtype);
+  KILN_CHECK(from >= -limit && to <= limit && to - from <= limit, ValueError, "uniform_", "to",
+             "from, to and to - from must be finite in ", dtype_name(dtype), " (|x| <= ", limit, "), got from=",
+             from, ", to=", to);
+}
+
+}  // namespace
+
+Tensor& uniform_(Tensor& self, double from, double to, Generator* gen) {
+  KILN_CHECK(self.defined(), ValueError, "uniform_", "self", "undefined tensor");
+  check_inexact("uniform_", "self", self.dtype());
+  check_uniform_bounds(self.dtype(), from, to);
+  Generator& g = resolve(gen);
+  return fill_inplace(self, "uniform_", "UniformBackward", [&](Tensor& t) { uniform_cpu(t, from, to, g); });
+}
+
+Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
+  KILN_CHECK(self.defined(), ValueError, "normal_", "self", "undefined tensor");
+  check_inexact("normal_", "self", self.dtype());
+  KILN_CHECK(std >= 0, ValueError, "normal_", "std", "expected std >= 0.0, got ", std);
+  Generator& g = resolve(gen);
+  return fill_inplace(self, "normal_", "NormalBackward", [&](Tensor& t) { normal_cpu(t, mean, std, g); });
+}
+
+Tensor rand(IntArrayRef sizes, TensorOptions opts, Generator* gen) {
+  check_inexact("rand", "dtype", opts.dtype);
+  Generator& g = resolve(gen);
+  return create(sizes, opts, [&](Tensor& t) { uniform_cpu(t, 0, 1, g); });
+}
+
+Tensor randn(IntArrayRef sizes, TensorOptions opts, Generator* gen) {
+  check_inexact("randn", "dtype", opts.dtype);
+  Generator& g = resolve(gen);
+  return create(sizes, opts, [&](Tensor& t) { normal_cpu(t, 0, 1, g); });
+}
+
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions opts, Generator* gen) {
+  KILN_CHECK(low < high, ValueError, "randint", "high", "expected low < high, got low=", low, ", high=", high);
+  check_holds("randint", opts.dtype, low, high - 1);
+  const uint64_t range = uint64_t(high) - uint64_t(low);  // exact in uint64 even for [INT64_MIN, INT64_MAX)
+  Generator& g = resolve(gen);
+  return create(sizes, opts, [&](Tensor& t) {
+    visit_dtype(t.dtype(), [&](auto tag) {
+      using S = decltype(tag);
+      if constexpr (!is_complex_v<S>) {
+        S* p = static_cast<S*>(t.data_ptr());
+        fill_randint(t.numel(), low, range, g, [p](int64_t i, int64_t v) { p[i] = S(v); });
+      }
+    });
+  });
+}
+
+// Sorts indices by 64-bit random keys (ties by index): deterministic, and the same algorithm
+// a device sort reproduces.
+Tensor randperm(int64_t n, TensorOptions opts, Generator* gen) {
+  KILN_CHECK(n >= 0, ValueError, "randperm", "n", "expected n >= 0, got ", n);
+  KILN_CHECK(opts.dtype != DType::Bool, DTypeError, "randperm", "dtype", "expected an integer or floating dtype, got bool");
+  check_holds("randperm", opts.dtype, 0, n > 0 ? n - 1 : 0);
+  std::vector<uint64_t> keys(static_cast<size_t>(n));
+  for_each_block<2>(resolve(gen), n, [&](const philox::Block& w, int64_t first, int64_t count) {
+    for (int64_t j = 0; j < count; ++j) keys[size_t(first + j)] = (uint64_t(w.x[2 * j + 1]) << 32) | w.x[2 * j];
+  });
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  std::iota(perm.begin(), perm.end(), int64_t(0));
+  std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    return keys[size_t(a)] != keys[size_t(b)] ? keys[size_t(a)] < keys[size_t(b)] : a < b;
+  });
+  const int64_t size[] = {n};
+  return create(IntArrayRef(size, 1), opts, [&](Tensor& t) {
+    visit_dtype(t.dtype(), [&](auto tag) {
+      using S = decltype(tag);
+      if constexpr (!is_complex_v<S>) {
+        S* p = static_cast<S*>(t.data_ptr());
+        for (int64_t i = 0; i < n; ++i) p[i] = S(perm[size_t(i)]);
+      }
+    });
+  });
+}
+
+Tensor bernoulli(const Tensor& p, Generator* gen) {
+  KILN_CHECK(p.defined(), ValueError, "bernoulli", "p", "undefined tensor");
+  KILN_CHECK(is_floating(p.dtype()), DTypeError, "bernoulli", "p", "expected a floating point dtype, got ",
+             dtype_name(p.dtype()));
+  const std::vector<double> probs = p.to_vector<double>();  // logical order, any layout or device
+  for (double v : probs)
+    KILN_CHECK(v >= 0 && v <= 1, ValueError, "bernoulli", "p", "expected all probabilities in [0, 1], got ", v);
+  Generator& g = resolve(gen);
+  const int64_t n = int64_t(probs.size());
+  Tensor out = create(p.sizes(), TensorOptions(p.dtype(), kCPU), [&](Tensor& t) {
+    visit_dtype(t.dtype(), [&](auto tag) {
+      using S = decltype(tag);
+      if constexpr (std::is_same_v<S, double>) {  // 53-bit uniforms for double probabilities
+        double* o = static_cast<double*>(t.data_ptr());
+        for_each_block<2>(g, n, [&](const philox::Block& w, int64_t first, int64_t count) {
+          for (int64_t j = 0; j < count; ++j)
+            o[first + j] = philox::uniform53(w.x[2 * j], w.x[2 * j + 1]) < probs[size_t(first + j)] ? 1.0 : 0.0;
+        });
+      } else if constexpr (std::is_same_v<S, float> || std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) {
+        S* o = static_cast<S*>(t.data_ptr());
+        for_each_block<4>(g, n, [&](const philox::Block& w, int64_t first, int64_t count) {
+          for (int64_t j = 0; j < count; ++j)
+            o[first + j] = S(double(philox::uniform_bits<24>(w.x[j])) < probs[size_t(first + j)] ? 1.0f : 0.0f);
+        });
+      }
+    });
+  });
+  return p.is_cpu() ? out : out.to(p.device());
+}
+
+}  // namespace kiln
