@@ -354,3 +354,22 @@ TEST_CASE("autograd: a long chain runs and is freed without deep recursion") {
   check_values(x.grad(), {std::pow(1.0001, 20000)}, 1e-9);
   y = Tensor();  // frees 20000 nodes iteratively
 }
+
+TEST_CASE("autograd: in-place ops on non-leaves rebase history") {
+  // y = exp_(x * 2) in place: dy/dx = 2 exp(2x), with exp_'s saved output re-attached
+  Tensor x = leaf({0.0, 0.5});
+  Tensor y = x * 2;
+  auto* before = y.grad_fn().get();
+  y.exp_();
+  CHECK(y.grad_fn().get() != before);
+  y.sum().backward();
+  check_values(x.grad(), {2.0, 2 * std::exp(1.0)});
+
+  // a plain tensor becomes a non-leaf when an in-place op mixes in a tensor that requires grad
+  Tensor w = leaf({3.0, 4.0});
+  Tensor buf = from_vector(D{1.0, 2.0}, {2}, TensorOptions(kFloat64));
+  buf.mul_(w);
+  CHECK(!buf.is_leaf());
+  (buf * buf).sum().backward();  // d/dw sum((b w)^2) = 2 b^2 w
+  check_values(w.grad(), {6.0, 32.0});
+}

@@ -178,6 +178,8 @@ TEST_CASE("addmm: beta * self + alpha * mat1 @ mat2 with broadcasting") {
   Tensor ai = ones({3, 4}, TensorOptions(kInt64)), bi = ones({4, 5}, TensorOptions(kInt64));
   Tensor ri = addmm(full({3, 5}, 1, TensorOptions(kInt64)), ai, bi, 3, 2.5);
   CHECK(ri.to_vector<int64_t>() == std::vector<int64_t>(15, 11));
+  Tensor rt = addmm(full({3, 5}, 3, TensorOptions(kInt64)), ai, bi, 0.5, 2);  // beta 0.5 acts as 0
+  CHECK(rt.to_vector<int64_t>() == std::vector<int64_t>(15, 8));
   Tensor rh = addmm(ones({5}, TensorOptions(kFloat16)), mat_a(kFloat16), mat_b(kFloat16), 1, 1);
   CHECK(rh.dtype() == kFloat16);
   expect_close(rh, {3, 5}, {3, -4, -11, -18, -25, 15, 16, 17, 18, 19, 27, 36, 45, 54, 63}, 1e-2);

@@ -151,6 +151,25 @@ TEST_CASE("printing: summarizes above 1000 elements") {
         "         [1180, 1181, 1182,  ..., 1197, 1198, 1199]]])");
 }
 
+TEST_CASE("printing: more summarized and wide cases") {
+  std::vector<float> f;
+  for (int i = 0; i < 1010; ++i) f.push_back(float(i) / 1000.0f);
+  CHECK(from_vector(f, {2, 505}).str() ==
+        "tensor([[0.0000e+00, 1.0000e-03, 2.0000e-03,  ..., 5.0200e-01, 5.0300e-01,\n"
+        "         5.0400e-01],\n"
+        "        [5.0500e-01, 5.0600e-01, 5.0700e-01,  ..., 1.0070e+00, 1.0080e+00,\n"
+        "         1.0090e+00]])");
+  std::vector<complex<float>> c;
+  for (int i = 0; i < 1001; ++i) c.push_back({float(i), float(-i)});
+  CHECK(from_vector(c, {1001}).str() ==
+        "tensor([   0.+0.j,    1.-1.j,    2.-2.j,  ...,  998.-998.j,\n"
+        "         999.-999.j, 1000.-1000.j])");
+  CHECK(make<double>({1e-3, 1.5, 1e7, -2}, {2, 2}).str() ==
+        "tensor([[ 1.0000e-03,  1.5000e+00],\n        [ 1.0000e+07, -2.0000e+00]], dtype=torch.float64)");
+  CHECK(make<int64_t>({int64_t(1) << 62, -5}, {2}).str() == "tensor([4611686018427387904,                  -5])");
+  CHECK(make<complex<float>>({{float(kNaN), 0}}, {1}).str() == "tensor([nan+0.j])");
+}
+
 TEST_CASE("printing: views, autograd suffix, shape_str and operator<<") {
   Tensor t = range_f32(6, {2, 3}).as_strided_view({3, 2}, {1, 3}, 0);  // .t()
   CHECK(t.str() == "tensor([[0., 3.],\n        [1., 4.],\n        [2., 5.]])");

@@ -299,6 +299,41 @@ TEST_CASE("argmax / argmin: flattened, along a dim, keepdim") {
             "argmin(): Expected reduction dim 0 to have non-zero size."));
 }
 
+TEST_CASE("argmax / max.dim: long contiguous rows (vectorized path) keep first-occurrence semantics") {
+  std::vector<float> row(64, 0.0f);
+  row[13] = 5.0f;
+  row[10] = 5.0f;  // same value in an earlier index of a different lane
+  row[40] = -7.0f;
+  row[41] = -7.0f;
+  Tensor r = from_vector(row, {1, 64});
+  CHECK(argmax(r).item<int64_t>() == 10);
+  CHECK(argmin(r, 1).item<int64_t>() == 40);
+  auto [v, i] = max(r, 1);
+  CHECK(v.item<double>() == 5.0);
+  CHECK(i.item<int64_t>() == 10);
+  row[50] = kNaNf;
+  row[33] = kNaNf;
+  Tensor rn = from_vector(row, {64});
+  CHECK(argmax(rn).item<int64_t>() == 33);
+  CHECK(argmin(rn).item<int64_t>() == 33);
+  // -0.0 and 0.0 are equal: the first of them wins
+  std::vector<float> z(40, -1.0f);
+  z[20] = -0.0f;
+  z[25] = 0.0f;
+  CHECK(argmax(from_vector(z, {40})).item<int64_t>() == 20);
+  // many rows at once, each with its maximum at a different place
+  std::vector<int16_t> m(16 * 100);
+  for (int i = 0; i < 1600; ++i) m[size_t(i)] = int16_t((i * 37) % 100);
+  std::vector<int64_t> expected;
+  for (int rr = 0; rr < 16; ++rr) {
+    int best = 0;
+    for (int c = 1; c < 100; ++c)
+      if (m[size_t(rr * 100 + c)] > m[size_t(rr * 100 + best)]) best = c;
+    expected.push_back(best);
+  }
+  CHECK(argmax(from_vector(m, {16, 100}), 1).to_vector<int64_t>() == expected);
+}
+
 TEST_CASE("var: correction, dims, complex input, degenerate divisors") {
   Tensor v = from_vector<float>({1, 2, 3, 4}, {4});
   expect_values(var(v), {}, {1.6666666666666667});

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <thread>
 #include "kiln/tensor.h"
 
 using namespace kiln;
@@ -392,6 +394,28 @@ TEST_CASE("allocator: 64-byte aligned, caches freed blocks by size class and reu
   CHECK(a->allocate(0) == nullptr);
   cpu_allocator_empty_cache();
   CHECK(cpu_allocator_stats().cached_bytes == 0);
+}
+
+TEST_CASE("allocator: concurrent use from several threads, freeing on another thread") {
+  cpu_allocator_empty_cache();
+  int64_t live_before = cpu_allocator_stats().live_bytes;
+  std::vector<Tensor> handed_over(4);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([k, &handed_over] {
+      for (int i = 0; i < 2000; ++i) {
+        Tensor t = full({int64_t(1 + (i * 7 + k) % 3000)}, k, kInt32);
+        if (t.to_vector<int32_t>().back() != k) throw std::runtime_error("wrong fill");
+      }
+      handed_over[size_t(k)] = ones({100 + k});  // freed by the main thread below
+    });
+  for (auto& t : threads) t.join();
+  for (int k = 0; k < 4; ++k) CHECK(handed_over[size_t(k)].numel() == 100 + k);
+  handed_over.clear();
+  AllocatorStats s = cpu_allocator_stats();
+  CHECK(s.live_bytes == live_before);
+  CHECK(s.cached_bytes > 0);
+  cpu_allocator_empty_cache();
 }
 
 TEST_CASE("storage: adopting a buffer calls its deleter") {

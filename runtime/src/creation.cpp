@@ -3,6 +3,7 @@
 #include <cstring>
 #include "core/allocator_registry.h"
 #include "core/convert.h"
+#include "core/pooled.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -23,8 +24,7 @@ size_t dense_nbytes(IntArrayRef sizes, DType dtype, const char* op) {
 
 Tensor make_tensor(size_t nbytes, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& opts,
                    const char* op) {
-  Storage storage(new StorageImpl(nbytes, opts.device));
-  Tensor t(Ref<TensorImpl>(new TensorImpl(std::move(storage), opts.dtype, sizes, strides, 0)));
+  Tensor t(detail::new_tensor_impl(detail::new_storage(nbytes, opts.device), opts.dtype, sizes, strides, 0));
   if (KILN_UNLIKELY(opts.requires_grad)) t.requires_grad_(true);
   return t;
 }

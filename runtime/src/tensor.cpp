@@ -3,6 +3,7 @@
 
 #include "core/allocator_registry.h"
 #include "core/convert.h"
+#include "core/pooled.h"
 #include "core/strided.h"
 #include "kiln/autograd.h"
 
@@ -159,7 +160,7 @@ Tensor Tensor::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t o
                kiln::shape_str(strides), " and offset ", offset, " need ", need, " bytes but the storage has ",
                storage()->nbytes());
   }
-  return Tensor(make_ref<TensorImpl>(storage(), dtype(), sizes, strides, offset));
+  return Tensor(detail::new_tensor_impl(storage(), dtype(), sizes, strides, offset));
 }
 
 Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {

@@ -87,6 +87,8 @@ void check_case(const OpInfo& op, const json& c, Device device, Cell& cell) {
       return;
     }
     std::string d = compare_result(result, c.at("result"));
+    // 16-bit dtypes: PyTorch's rounding of intermediates, or float32 math rounded once.
+    if (!d.empty() && c.contains("alt_result") && compare_result(result, c["alt_result"]).empty()) d.clear();
     if (!d.empty()) cell.fail(where + d);
   } catch (const kiln::Error& e) {
     // Both refuse: nothing to compare. kiln alone refusing a declared dtype is a failure.

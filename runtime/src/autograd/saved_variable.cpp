@@ -54,8 +54,11 @@ Tensor SavedVariable::unpack(const NodeRef& owner, const char* node_name) const 
               " saved it; clone it before the in-place op.");
   }
   if (is_output_) {
-    if (requires_grad_ && owner) return autograd::detail::alias_with_history(data_, owner, output_nr_);
-    return data_;
+    if (!requires_grad_ || !owner) return data_;
+    // Saved before set_history, an in-place op's output still carried its previous
+    // node's output_nr; such outputs are single-output nodes' output 0.
+    uint32_t nr = output_nr_ < owner->num_outputs ? output_nr_ : 0;
+    return autograd::detail::alias_with_history(data_, owner, nr);
   }
   if (grad_fn_) return autograd::detail::alias_with_history(data_, grad_fn_, output_nr_);
   return data_;

@@ -1,0 +1,36 @@
+#pragma once
+// Splitting a range across the OpenMP threads (the one pool kiln and OpenBLAS share).
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace kiln::detail {
+
+inline constexpr int64_t kParallelGrain = 32768;  // elements per thread worth an OpenMP fork
+
+// fn(begin, end) over [0, n) in one contiguous chunk per thread; serial inside a parallel region.
+template <typename Fn>
+void parallel_chunks(int64_t n, const Fn& fn) {
+  if (n <= 0) return;
+  if (omp_in_parallel()) {
+    fn(int64_t(0), n);
+    return;
+  }
+#pragma omp parallel
+  {
+    int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    int64_t chunk = (n + nt - 1) / nt;
+    int64_t b = std::min(n, t * chunk), e = std::min(n, b + chunk);
+    if (b < e) fn(b, e);
+  }
+}
+
+// parallel_chunks when n elements are worth it, else one serial call.
+template <typename Fn>
+void parallel_range(int64_t n, const Fn& fn) {
+  if (n < kParallelGrain) fn(int64_t(0), n);
+  else parallel_chunks(n, fn);
+}
+
+}  // namespace kiln::detail

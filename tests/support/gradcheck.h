@@ -1,0 +1,28 @@
+#pragma once
+// Finite-difference checks of autograd, in float64: the full Jacobian computed by backward
+// passes against central differences (eps 1e-6, atol 1e-5, rtol 1e-3, as torch.autograd.gradcheck).
+#include <functional>
+#include <string>
+#include <vector>
+#include "kiln/tensor.h"
+
+namespace kiln::testing {
+
+// A function of float64 leaves returning float64 outputs.
+using Fn = std::function<TensorList(const TensorList&)>;
+
+// Empty when autograd's Jacobian of `f` at `x0` (one backward per output element) matches
+// central differences; otherwise the first differing entry, named with `names`. Adds the
+// number of entries compared to `compared`.
+std::string compare_jacobians(const Fn& f, const TensorList& x0, const std::vector<std::string>& names, Device device,
+                              size_t& compared);
+
+// (x..., v...) -> v^T J_f(x) computed with create_graph; checking its Jacobian checks the
+// second-order gradients of f. `nx` leaves are inputs of f, the rest one vector per output.
+Fn vjp_fn(const Fn& f, size_t nx);
+
+// Copies of `xs` as float64 leaves requiring grad, optionally with element `index` of input
+// `input` shifted by `delta`.
+TensorList leaves_of(const TensorList& xs, Device device, size_t input = SIZE_MAX, size_t index = 0, double delta = 0);
+
+}  // namespace kiln::testing
