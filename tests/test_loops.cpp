@@ -119,7 +119,7 @@ TEST_CASE("make_geometry: empty and 0-d tensors, too many dims") {
   CHECK_THROWS_AS(geometry(empty(shape), in), NotImplementedError);
 }
 
-TEST_CASE("for_each_run: any [begin, end) visits exactly those elements in order") {
+TEST_CASE("for_each_run: any begin..end range visits exactly those elements in order") {
   Tensor out = empty({3, 4}).t(), in = iota({4, 3});
   StridedGeometry g = geometry(out, in);
   char* base = g.base[1];

@@ -211,7 +211,7 @@ TEST_CASE("math: integer division never traps") {
 
 // PyTorch 1.13 shifts by C's rules (undefined past the width; x86 masks the count); kiln
 // follows PyTorch 2's defined rules: negative or >= width gives 0 for <<, the sign fill for >>.
-TEST_CASE("math: shifts saturate outside [0, bit width)") {
+TEST_CASE("math: shifts saturate outside 0..bit width") {
   using namespace kiln::math;
   CHECK(shift_left(int8_t(1), int8_t(7)) == -128);
   CHECK(shift_left(int8_t(127), int8_t(1)) == -2);

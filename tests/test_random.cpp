@@ -307,7 +307,7 @@ TEST_CASE("random: in-place fills of non-contiguous tensors follow logical order
   CHECK(b[6] == want[1]);
 }
 
-TEST_CASE("random: randint stays in [low, high) and covers it") {
+TEST_CASE("random: randint stays in low..high-1 and covers it") {
   Generator g(4);
   std::vector<int64_t> v = kiln::randint(-3, 7, {20000}, TensorOptions(DType::Int64), &g).to_vector<int64_t>();
   std::set<int64_t> seen(v.begin(), v.end());

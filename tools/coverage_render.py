@@ -17,6 +17,10 @@ def _run_line(report):
     return "No test results yet: run `tools/kiln test`. Cells show what is declared and compiled."
 
 
+def _has_cells(report, backend):
+    return any(op["forward"].get(backend) or op["backward"].get(backend) for op in report["ops"])
+
+
 def _legend():
     return " · ".join(f"{SYMBOL[s]} {WORDS[s]}" for s in SYMBOL) + " · blank: not declared"
 
@@ -30,6 +34,9 @@ def render_markdown(report):
         out.append(f"| {name} | " + " | ".join(str(counts[c]) for c in TOTAL_COLUMNS) + " |")
     out += ["", _legend(), ""]
     for backend in report["backends"]:
+        if not _has_cells(report, backend):
+            out += [f"## {backend}", "", "No op declares this backend yet.", ""]
+            continue
         out += [f"## {backend}", "",
                 "| op | family | " + " | ".join(SHORT[d] for d in report["dtypes"]) + " | grad |",
                 "|---" * (len(report["dtypes"]) + 3) + "|"]
@@ -88,6 +95,9 @@ def render_html(report):
         f"<span class='{_css_class(s)}'>{SYMBOL[s]} {esc(WORDS[s])}</span>" for s in SYMBOL)
         + "<span>blank: not declared</span></p>")
     for backend in report["backends"]:
+        if not _has_cells(report, backend):
+            parts.append(f"<h2>{esc(backend)}</h2><p>No op declares this backend yet.</p>")
+            continue
         parts.append(f"<h2>{esc(backend)}</h2><table><tr><th>op</th><th>family</th>"
                      + "".join(f"<th title='{d}'>{SHORT[d]}</th>" for d in report["dtypes"]) + "<th>grad</th></tr>")
         for op in report["ops"]:

@@ -274,11 +274,15 @@ def main():
     torch.backends.mkldnn.enabled = False
     with open(args.samples, encoding="utf-8") as f:
         ops = json.load(f)["ops"]
+    unknown = set(args.ops) - {op["name"] for op in ops}
+    if unknown:
+        raise SystemExit(f"make_references: no op named {', '.join(sorted(unknown))} in {args.samples}")
     os.makedirs(args.out, exist_ok=True)
-    changed = errors = 0
+    changed = errors = done = 0
     for op in ops:
         if args.ops and op["name"] not in args.ops:
             continue
+        done += 1
         cases = reference_cases(op)
         errors += sum(1 for c in cases if c["error"])
         changed += write_reference(os.path.join(args.out, op["name"] + ".json"), op, cases)
@@ -288,7 +292,7 @@ def main():
             if stale.endswith(".json"):
                 os.remove(os.path.join(args.out, stale))
                 print(f"  removed {stale} (op no longer in ops.yaml)")
-    print(f"references: {len(ops)} ops, {changed} file(s) changed, {errors} case(s) where torch raised, in {args.out}")
+    print(f"references: {done} ops, {changed} file(s) changed, {errors} case(s) where torch raised, in {args.out}")
 
 
 if __name__ == "__main__":

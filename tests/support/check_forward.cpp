@@ -131,11 +131,11 @@ void check_undeclared(const OpInfo& op, const OpTestSpec& spec, Device device) {
     if (std::find(spec.dtypes.begin(), spec.dtypes.end(), d) != spec.dtypes.end()) continue;
     try {
       call_op(op, sample_args(op, 0, d, device));
-      FAIL_CHECK(op.name << " [" << spec.backend << "]: accepted undeclared dtype " << dtype_name(d)
+      FAIL_CHECK(op.name << " [" << std::string(spec.backend) << "]: accepted undeclared dtype " << std::string(dtype_name(d))
                          << " (expected a kiln::Error)");
     } catch (const kiln::Error&) {
     } catch (const std::exception& e) {
-      FAIL_CHECK(op.name << " [" << spec.backend << ", " << dtype_name(d) << "]: " << describe(e));
+      FAIL_CHECK(op.name << " [" << std::string(spec.backend) << ", " << std::string(dtype_name(d)) << "]: " << describe(e));
     }
   }
 }
@@ -171,9 +171,9 @@ void check_forward(const OpTestSpec& spec) {
     }
     record_cell(op_name, spec.backend, dtype_name(d), "forward", cell.status, cell.detail);
     if (cell.status == CellStatus::Fail)
-      FAIL_CHECK(op_name << " [" << spec.backend << ", " << dtype_name(d) << "]: " << cell.detail);
+      FAIL_CHECK(op_name << " [" << std::string(spec.backend) << ", " << std::string(dtype_name(d)) << "]: " << cell.detail);
     else if (cell.status == CellStatus::Unverified)
-      MESSAGE(op_name << " [" << spec.backend << ", " << dtype_name(d) << "] unverified: " << cell.detail);
+      MESSAGE(op_name << " [" << std::string(spec.backend) << ", " << std::string(dtype_name(d)) << "] unverified: " << cell.detail);
   }
   check_undeclared(*op, spec, device);
 }

@@ -121,7 +121,7 @@ void check_gradients(const OpTestSpec& spec) {
                                  (spec.gradgrad ? " (first and second order)" : " (first order)")
                            : failure;
   record_cell(op_name, spec.backend, "float64", "backward", failure.empty() ? CellStatus::Pass : CellStatus::Fail, detail);
-  if (!failure.empty()) FAIL_CHECK(op_name << " [" << spec.backend << "] gradcheck: " << failure);
+  if (!failure.empty()) FAIL_CHECK(op_name << " [" << std::string(spec.backend) << "] gradcheck: " << failure);
 }
 
 }  // namespace kiln::testing
