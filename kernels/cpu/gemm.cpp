@@ -15,14 +15,16 @@ namespace {
 
 bool scalar_is_zero(const Scalar& s) { return s.to<complex<double>>() == complex<double>(0.0, 0.0); }
 
+// C = beta * C for the BLAS types (zero when beta == 0, never reading C).
 template <typename T>
 void scale_or_zero(int64_t n, int64_t m, const Scalar& beta, T* c, int64_t ldc) {
+  static_assert(is_complex_v<T> || std::is_floating_point_v<T>, "BLAS types only");
   const bool zero = scalar_is_zero(beta);
   for (int64_t i = 0; i < n; ++i) {
     T* row = c + i * ldc;
     if (zero) {
       std::fill(row, row + m, T(0));
-    } else if constexpr (is_complex_v<T> || std::is_floating_point_v<T>) {
+    } else {
       const T b = beta.to<T>();
       for (int64_t j = 0; j < m; ++j) row[j] = b * row[j];
     }

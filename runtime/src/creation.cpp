@@ -22,8 +22,7 @@ size_t dense_nbytes(IntArrayRef sizes, DType dtype, const char* op) {
   return size_t(bytes);
 }
 
-Tensor make_tensor(size_t nbytes, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& opts,
-                   const char* op) {
+Tensor make_tensor(size_t nbytes, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& opts) {
   Tensor t(detail::new_tensor_impl(detail::new_storage(nbytes, opts.device), opts.dtype, sizes, strides, 0));
   if (KILN_UNLIKELY(opts.requires_grad)) t.requires_grad_(true);
   return t;
@@ -32,7 +31,7 @@ Tensor make_tensor(size_t nbytes, IntArrayRef sizes, IntArrayRef strides, const 
 Tensor empty_for(IntArrayRef sizes, const TensorOptions& opts, const char* op) {
   size_t nbytes = dense_nbytes(sizes, opts.dtype, op);
   if (KILN_UNLIKELY(!opts.device.is_cpu())) detail::allocator_for_op(opts.device, op);
-  return make_tensor(nbytes, sizes, contiguous_strides(sizes), opts, op);
+  return make_tensor(nbytes, sizes, contiguous_strides(sizes), opts);
 }
 
 // What a Python number's kind creates in torch.full / torch.tensor.
@@ -77,7 +76,7 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions opts)
   }
   size_t nbytes = dense_nbytes({span}, opts.dtype, op);
   if (!opts.device.is_cpu()) detail::allocator_for_op(opts.device, op);
-  return make_tensor(nbytes, sizes, strides, opts, op);
+  return make_tensor(nbytes, sizes, strides, opts);
 }
 
 Tensor zeros(IntArrayRef sizes, TensorOptions opts) {
@@ -225,7 +224,7 @@ Tensor scalar_tensor(const Scalar& s, TensorOptions opts) {
 }
 
 Tensor wrapped_scalar(const Scalar& s) {
-  Tensor t = make_tensor(element_size(s.dtype()), {}, {}, TensorOptions(s.dtype()), "wrapped_scalar");
+  Tensor t = make_tensor(element_size(s.dtype()), {}, {}, TensorOptions(s.dtype()));
   set_first(t, s);
   t.impl()->is_wrapped_number = true;
   return t;

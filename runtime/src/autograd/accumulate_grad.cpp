@@ -8,9 +8,16 @@ namespace kiln {
 namespace {
 // Leaf impl -> its live accumulator, and back. Non-owning: ~Node erases a dying
 // accumulator; it holds the leaf, so the key cannot be reused while the entry exists.
-std::mutex accumulators_mutex;
-std::unordered_map<const TensorImpl*, AccumulateGrad*> accumulators;
-std::unordered_map<const Node*, const TensorImpl*> accumulator_leaves;
+// Never destroyed, so graphs freed during static destruction still find it.
+struct Accumulators {
+  std::mutex mutex;
+  std::unordered_map<const TensorImpl*, AccumulateGrad*> by_leaf;
+  std::unordered_map<const Node*, const TensorImpl*> leaf_of;
+};
+Accumulators& accumulators() {
+  static auto* table = new Accumulators();
+  return *table;
+}
 }  // namespace
 
 AccumulateGrad::AccumulateGrad(Tensor var) : variable(std::move(var)) {
@@ -49,23 +56,25 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
 namespace autograd::detail {
 
 NodeRef grad_accumulator(const Tensor& leaf) {
-  std::lock_guard<std::mutex> lock(accumulators_mutex);
-  auto it = accumulators.find(leaf.impl());
+  Accumulators& t = accumulators();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto it = t.by_leaf.find(leaf.impl());
   // use_count 0: the node is being destroyed right now and will erase itself.
-  if (it != accumulators.end() && it->second->use_count() > 0) return NodeRef(it->second);
+  if (it != t.by_leaf.end() && it->second->use_count() > 0) return NodeRef(it->second);
   auto node = make_ref<AccumulateGrad>(leaf);
-  accumulators[leaf.impl()] = node.get();
-  accumulator_leaves[node.get()] = leaf.impl();
+  t.by_leaf[leaf.impl()] = node.get();
+  t.leaf_of[node.get()] = leaf.impl();
   return node;
 }
 
 void forget_accumulator(const Node* node) {
-  std::lock_guard<std::mutex> lock(accumulators_mutex);
-  auto back = accumulator_leaves.find(node);
-  if (back == accumulator_leaves.end()) return;
-  auto it = accumulators.find(back->second);
-  if (it != accumulators.end() && it->second == node) accumulators.erase(it);
-  accumulator_leaves.erase(back);
+  Accumulators& t = accumulators();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto back = t.leaf_of.find(node);
+  if (back == t.leaf_of.end()) return;
+  auto it = t.by_leaf.find(back->second);
+  if (it != t.by_leaf.end() && it->second == node) t.by_leaf.erase(it);
+  t.leaf_of.erase(back);
 }
 
 }  // namespace autograd::detail

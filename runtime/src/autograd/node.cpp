@@ -16,20 +16,22 @@ Node::~Node() {
   if (sequence_nr == autograd::detail::kAccumulatorSequenceNr) autograd::detail::forget_accumulator(this);
   if (autograd::detail::has_retained(this)) autograd::detail::forget_retained(this);
   // Children whose last reference is ours are parked and freed by the outermost
-  // destructor in a loop instead of recursively.
-  thread_local std::vector<NodeRef> doomed;
-  thread_local bool draining = false;
+  // destructor in a loop instead of recursively. The list lives on that destructor's
+  // stack; a plain thread_local pointer has no destruction-order trouble at exit.
+  thread_local std::vector<NodeRef>* doomed = nullptr;
+  std::vector<NodeRef> mine;
+  std::vector<NodeRef>* list = doomed ? doomed : &mine;
   for (Edge& e : next_edges)
-    if (e.fn && e.fn.unique()) doomed.push_back(std::move(e.fn));
+    if (e.fn && e.fn.unique()) list->push_back(std::move(e.fn));
   next_edges.clear();
-  if (draining) return;
-  draining = true;
-  while (!doomed.empty()) {
-    NodeRef n = std::move(doomed.back());
-    doomed.pop_back();
+  if (list != &mine) return;
+  doomed = &mine;
+  while (!mine.empty()) {
+    NodeRef n = std::move(mine.back());
+    mine.pop_back();
     n.reset();
   }
-  draining = false;
+  doomed = nullptr;
 }
 
 }  // namespace kiln

@@ -15,33 +15,41 @@ struct Slot {
   uint32_t output_nr;
   Tensor pending;  // gradients since the tensor last looked, summed
 };
-std::mutex retained_mutex;
-std::unordered_map<const Node*, std::vector<Slot>> retained;
+// Never destroyed, so graphs freed during static destruction can still look here.
+struct Retained {
+  std::mutex mutex;
+  std::unordered_map<const Node*, std::vector<Slot>> slots;
+};
+Retained& retained() {
+  static auto* table = new Retained();
+  return *table;
+}
 std::atomic<size_t> retained_count{0};  // lets ~Node and the engine skip the lock
 }  // namespace
 
 void retain_output(const Node* fn, uint32_t output_nr) {
-  std::lock_guard<std::mutex> lock(retained_mutex);
-  auto& slots = retained[fn];
+  Retained& r = retained();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto& slots = r.slots[fn];
   for (const Slot& s : slots)
     if (s.output_nr == output_nr) return;
   slots.push_back({output_nr, Tensor()});
-  retained_count.store(retained.size(), std::memory_order_relaxed);
+  retained_count.store(r.slots.size(), std::memory_order_relaxed);
 }
 
 bool has_retained(const Node* fn) {
   if (retained_count.load(std::memory_order_relaxed) == 0) return false;
-  std::lock_guard<std::mutex> lock(retained_mutex);
-  return retained.count(fn) != 0;
+  std::lock_guard<std::mutex> lock(retained().mutex);
+  return retained().slots.count(fn) != 0;
 }
 
 void stash_retained(const Node* fn, const TensorList& grads) {
   // Arithmetic runs outside the lock: freeing an old tensor may run ~Node, which locks.
   std::vector<std::pair<uint32_t, Tensor>> work;
   {
-    std::lock_guard<std::mutex> lock(retained_mutex);
-    auto it = retained.find(fn);
-    if (it == retained.end()) return;
+    std::lock_guard<std::mutex> lock(retained().mutex);
+    auto it = retained().slots.find(fn);
+    if (it == retained().slots.end()) return;
     for (Slot& s : it->second)
       if (s.output_nr < grads.size() && grads[s.output_nr].defined())
         work.emplace_back(s.output_nr, std::exchange(s.pending, Tensor()));
@@ -51,18 +59,18 @@ void stash_retained(const Node* fn, const TensorList& grads) {
     const Tensor& g = grads[nr];
     pending = pending.defined() ? pending + g : clone(g);
   }
-  std::lock_guard<std::mutex> lock(retained_mutex);
-  auto it = retained.find(fn);
-  if (it == retained.end()) return;
+  std::lock_guard<std::mutex> lock(retained().mutex);
+  auto it = retained().slots.find(fn);
+  if (it == retained().slots.end()) return;
   for (auto& [nr, pending] : work)
     for (Slot& s : it->second)
       if (s.output_nr == nr) std::swap(s.pending, pending);  // a racing value leaves with `work`
 }
 
 Tensor take_retained(const Node* fn, uint32_t output_nr) {
-  std::lock_guard<std::mutex> lock(retained_mutex);
-  auto it = retained.find(fn);
-  if (it == retained.end()) return Tensor();
+  std::lock_guard<std::mutex> lock(retained().mutex);
+  auto it = retained().slots.find(fn);
+  if (it == retained().slots.end()) return Tensor();
   for (Slot& s : it->second)
     if (s.output_nr == output_nr) return std::exchange(s.pending, Tensor());
   return Tensor();
@@ -71,12 +79,12 @@ Tensor take_retained(const Node* fn, uint32_t output_nr) {
 void forget_retained(const Node* fn) {
   std::vector<Slot> dying;  // destroyed outside the lock: a pending gradient may own nodes
   {
-    std::lock_guard<std::mutex> lock(retained_mutex);
-    auto it = retained.find(fn);
-    if (it == retained.end()) return;
+    std::lock_guard<std::mutex> lock(retained().mutex);
+    auto it = retained().slots.find(fn);
+    if (it == retained().slots.end()) return;
     dying = std::move(it->second);
-    retained.erase(it);
-    retained_count.store(retained.size(), std::memory_order_relaxed);
+    retained().slots.erase(it);
+    retained_count.store(retained().slots.size(), std::memory_order_relaxed);
   }
 }
 
