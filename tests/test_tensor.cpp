@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 #include <thread>
+#include "kiln/autograd.h"
 #include "kiln/tensor.h"
 
 using namespace kiln;
@@ -65,6 +66,18 @@ TEST_CASE("tensor: empty/zeros/ones/full and dtype inference") {
   CHECK(full({1}, -2.9, kInt32).to_vector<int32_t>() == std::vector<int32_t>{-2});
   CHECK(full({1}, complex<double>(1, 0), kFloat32).to_vector<float>() == std::vector<float>{1});
   CHECK(std::isinf(full({1}, std::numeric_limits<double>::infinity(), kFloat32).item<float>()));
+}
+
+TEST_CASE("tensor: factories with requires_grad make filled leaves") {
+  TensorOptions opts = TensorOptions(kFloat64).with_requires_grad();
+  for (const Tensor& t : {ones({2}, opts), zeros({2}, opts), full({2}, 1.5, opts), eye(2, opts), arange(0, 2, 1, opts),
+                          linspace(0, 1, 2, opts), scalar_tensor(2, opts), empty({2}, opts)}) {
+    REQUIRE(t.impl()->autograd() != nullptr);
+    CHECK(t.impl()->autograd()->requires_grad);
+    CHECK_FALSE(t.impl()->autograd()->grad_fn);
+  }
+  CHECK(ones({2}, opts).to_vector<double>() == std::vector<double>{1, 1});
+  CHECK(ones({2}).impl()->autograd() == nullptr);  // plain tensors carry no autograd state
 }
 
 TEST_CASE("tensor: empty_strided") {

@@ -22,8 +22,13 @@ size_t dense_nbytes(IntArrayRef sizes, DType dtype, const char* op) {
   return size_t(bytes);
 }
 
+// requires_grad is left to the caller, which sets it after filling (see with_grad).
 Tensor make_tensor(size_t nbytes, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& opts) {
-  Tensor t(detail::new_tensor_impl(detail::new_storage(nbytes, opts.device), opts.dtype, sizes, strides, 0));
+  return Tensor(detail::new_tensor_impl(detail::new_storage(nbytes, opts.device), opts.dtype, sizes, strides, 0));
+}
+
+// A factory's result becomes a leaf that requires grad only once its values are written.
+Tensor with_grad(Tensor t, const TensorOptions& opts) {
   if (KILN_UNLIKELY(opts.requires_grad)) t.requires_grad_(true);
   return t;
 }
@@ -57,7 +62,7 @@ void set_first(const Tensor& t, const Scalar& s) {
 
 // ---- empty and fills ----
 
-Tensor empty(IntArrayRef sizes, TensorOptions opts) { return empty_for(sizes, opts, "empty"); }
+Tensor empty(IntArrayRef sizes, TensorOptions opts) { return with_grad(empty_for(sizes, opts, "empty"), opts); }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions opts) {
   const char* op = "empty_strided";
@@ -76,7 +81,7 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions opts)
   }
   size_t nbytes = dense_nbytes({span}, opts.dtype, op);
   if (!opts.device.is_cpu()) detail::allocator_for_op(opts.device, op);
-  return make_tensor(nbytes, sizes, strides, opts);
+  return with_grad(make_tensor(nbytes, sizes, strides, opts), opts);
 }
 
 Tensor zeros(IntArrayRef sizes, TensorOptions opts) {
@@ -86,13 +91,13 @@ Tensor zeros(IntArrayRef sizes, TensorOptions opts) {
   } else {
     t.fill_(0);
   }
-  return t;
+  return with_grad(t, opts);
 }
 
-Tensor ones(IntArrayRef sizes, TensorOptions opts) { return empty_for(sizes, opts, "ones").fill_(1); }
+Tensor ones(IntArrayRef sizes, TensorOptions opts) { return with_grad(empty_for(sizes, opts, "ones").fill_(1), opts); }
 
 Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions opts) {
-  return empty_for(sizes, opts, "full").fill_(value);
+  return with_grad(empty_for(sizes, opts, "full").fill_(value), opts);
 }
 
 Tensor full(IntArrayRef sizes, const Scalar& value) {
@@ -101,7 +106,9 @@ Tensor full(IntArrayRef sizes, const Scalar& value) {
 
 Tensor empty_like(const Tensor& t) { return empty_like(t, t.options()); }
 // *_like results are contiguous (PyTorch keeps a dense input's strides): kernels may write them linearly.
-Tensor empty_like(const Tensor& t, TensorOptions opts) { return empty_for(t.sizes(), opts, "empty_like"); }
+Tensor empty_like(const Tensor& t, TensorOptions opts) {
+  return with_grad(empty_for(t.sizes(), opts, "empty_like"), opts);
+}
 Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.options()); }
 Tensor zeros_like(const Tensor& t, TensorOptions opts) { return zeros(t.sizes(), opts); }
 Tensor ones_like(const Tensor& t) { return ones(t.sizes(), t.options()); }
@@ -111,6 +118,7 @@ Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions opts) { ret
 
 // ---- ranges ----
 
+Tensor arange(const Scalar& end) { return arange(0, end, 1); }
 Tensor arange(const Scalar& end, TensorOptions opts) { return arange(0, end, 1, opts); }
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step) {
@@ -149,7 +157,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   KILN_CHECK(size_d >= 0 && size_d <= double(INT64_MAX), ValueError, op, "end",
              "invalid size, possible overflow? (start ", start.str(), ", end ", end.str(), ", step ", step.str(), ")");
   int64_t n = int64_t(size_d);
-  Tensor t = empty_for({n}, opts.with_requires_grad(false), op);
+  Tensor t = empty_for({n}, opts, op);
   KILN_CHECK(t.is_cpu(), DeviceError, op, "device", "arange fills on the CPU only, got ", t.device().str());
   visit_dtype(opts.dtype, [&](auto zero) {
     using T = decltype(zero);
@@ -163,15 +171,14 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
       for (int64_t i = 0; i < n; ++i) p[i] = T(s + st * Acc(i));
     }
   });
-  if (opts.requires_grad) t.requires_grad_(true);
-  return t;
+  return with_grad(t, opts);
 }
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts) {
   const char* op = "linspace";
   KILN_CHECK(steps >= 0, ValueError, op, "steps", "number of steps must be non-negative, got ", steps);
   KILN_CHECK(opts.dtype != DType::Bool, DTypeError, op, "dtype", "linspace does not make bool tensors");
-  Tensor t = empty_for({steps}, opts.with_requires_grad(false), op);
+  Tensor t = empty_for({steps}, opts, op);
   KILN_CHECK(t.is_cpu(), DeviceError, op, "device", "linspace fills on the CPU only, got ", t.device().str());
   if (steps == 1) {
     set_first(t, start);
@@ -193,8 +200,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOpt
       }
     });
   }
-  if (opts.requires_grad) t.requires_grad_(true);
-  return t;
+  return with_grad(t, opts);
 }
 
 Tensor eye(int64_t n, TensorOptions opts) { return eye(n, n, opts); }
@@ -209,18 +215,16 @@ Tensor eye(int64_t n, int64_t m, TensorOptions opts) {
     T* p = static_cast<T*>(t.data_ptr());
     for (int64_t i = 0; i < k; ++i) p[i * m + i] = T(1);
   });
-  if (opts.requires_grad) t.requires_grad_(true);
-  return t;
+  return with_grad(t, opts);
 }
 
 // ---- scalars and host data ----
 
 Tensor scalar_tensor(const Scalar& s, TensorOptions opts) {
-  Tensor t = empty_for({}, opts.with_requires_grad(false), "scalar_tensor");
+  Tensor t = empty_for({}, opts, "scalar_tensor");
   if (t.is_cpu()) set_first(t, s);
   else t.fill_(s);
-  if (opts.requires_grad) t.requires_grad_(true);
-  return t;
+  return with_grad(t, opts);
 }
 
 Tensor wrapped_scalar(const Scalar& s) {
@@ -245,12 +249,11 @@ Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes, TensorOption
     std::memcpy(p, values.data(), values.size() * sizeof(T));
   }
   if (opts.dtype != t.dtype() || opts.device != t.device()) {
-    Tensor out = empty_for(sizes, opts.with_requires_grad(false), op);
+    Tensor out = empty_for(sizes, opts, op);
     out.copy_(t);
     t = out;
   }
-  if (opts.requires_grad) t.requires_grad_(true);
-  return t;
+  return with_grad(t, opts);
 }
 
 Tensor from_blob_copy(const void* data, IntArrayRef sizes, DType dtype, Device device) {

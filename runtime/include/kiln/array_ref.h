@@ -18,8 +18,16 @@ class ArrayRef {
   constexpr ArrayRef() = default;
   constexpr ArrayRef(const T* data, size_t size) : data_(data), size_(size) {}
   ArrayRef(const T& single) : data_(&single), size_(1) {}
-  // Lifetime: the initializer list must outlive the ArrayRef (true for call arguments).
+  // Lifetime: the initializer list must outlive the ArrayRef (true for call arguments, the
+  // intended use: f({2, 3})), which GCC cannot see and warns about.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   constexpr ArrayRef(std::initializer_list<T> list) : data_(list.begin()), size_(list.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
   template <typename A>
   ArrayRef(const std::vector<T, A>& v) : data_(v.data()), size_(v.size()) {}
   template <typename C, typename = decltype(std::declval<const C&>().data()),

@@ -4,9 +4,7 @@
 #include <initializer_list>
 #include <tuple>
 #include "kiln/autograd.h"
-#if __has_include("kiln/autograd/formulas.h")
 #include "kiln/autograd/formulas.h"
-#endif
 #include "kiln/gen/backend_table.h"
 #include "kiln/gen/native.h"
 #include "kiln/kiln.h"

@@ -169,7 +169,8 @@ Tensor ones_like(const Tensor& t);
 Tensor ones_like(const Tensor& t, TensorOptions opts);
 Tensor full_like(const Tensor& t, const Scalar& value);
 Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions opts);
-Tensor arange(const Scalar& end, TensorOptions opts = TensorOptions(DType::Int64));
+Tensor arange(const Scalar& end);  // dtype inferred as torch.arange (int64, or the default float)
+Tensor arange(const Scalar& end, TensorOptions opts);
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1);  // dtype inferred as torch
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions opts);
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts = {});

@@ -23,14 +23,6 @@ struct ByCreationOrder {
   bool operator()(const NodeTask* a, const NodeTask* b) const { return a->node->sequence_nr < b->node->sequence_nr; }
 };
 
-bool expandable_to(IntArrayRef from, IntArrayRef to) {
-  if (from.size() > to.size()) return false;
-  size_t lead = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i)
-    if (from[i] != to[lead + i] && from[i] != 1) return false;
-  return true;
-}
-
 // Adds `g` into input slot `nr` of a node (PyTorch's InputBuffer).
 void accumulate(NodeTask& task, uint32_t nr, Tensor g) {
   if (!g.defined()) return;
@@ -46,7 +38,7 @@ Tensor fit_gradient(Tensor g, const Edge& edge, const Node& producer, size_t ind
   if (edge.input_nr >= metas.size()) return g;
   const Node::OutputMeta& meta = metas[edge.input_nr];
   if (!g.sizes().equals(meta.sizes)) {
-    KILN_CHECK(expandable_to(meta.sizes, g.sizes()), AutogradError, producer.name(), "",
+    KILN_CHECK(detail::expandable_to(meta.sizes, g.sizes()), AutogradError, producer.name(), "",
                "returned an invalid gradient at index ", index, " - got ", shape_str(g.sizes()),
                " but expected shape compatible with ", shape_str(meta.sizes));
     g = sum_to(g, meta.sizes);
@@ -61,7 +53,7 @@ class GraphTask {
  public:
   explicit GraphTask(bool retain_graph) : retain_graph_(retain_graph) {}
 
-  // Discovers the graph below the roots and counts dependencies.
+  // Discovers every node reachable from the roots, each once.
   void build(const std::vector<Edge>& roots) {
     std::vector<Node*> stack;
     for (const Edge& e : roots) {
@@ -167,7 +159,7 @@ class GraphTask {
   }
 
   TensorList call(Node& node, TensorList&& grads) {
-    if (has_retained(node)) detail::stash_retained(&node, grads);
+    if (detail::has_retained(&node)) detail::stash_retained(&node, grads);
     bool any = false;
     for (const Tensor& g : grads) any = any || g.defined();
     TensorList outputs;
@@ -184,8 +176,6 @@ class GraphTask {
     }
     return outputs;
   }
-
-  static bool has_retained(const Node& node) { return detail::has_retained(&node); }
 
   bool retain_graph_;
   std::unordered_map<Node*, NodeTask> tasks_;

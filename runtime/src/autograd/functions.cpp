@@ -46,20 +46,9 @@ void check_inplace(const Tensor& self, const char* op) {
              "a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
-namespace {
-// True when `from` broadcasts to `to` (trailing alignment, size-1 dims stretch).
-bool expandable_to(IntArrayRef from, IntArrayRef to) {
-  if (from.size() > to.size()) return false;
-  size_t lead = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i)
-    if (from[i] != to[lead + i] && from[i] != 1) return false;
-  return true;
-}
-}  // namespace
-
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
   if (!grad.defined() || grad.sizes().equals(sizes)) return grad;
-  KILN_CHECK(expandable_to(sizes, grad.sizes()), ShapeError, "sum_to", "sizes", "gradient of shape ",
+  KILN_CHECK(detail::expandable_to(sizes, grad.sizes()), ShapeError, "sum_to", "sizes", "gradient of shape ",
              shape_str(grad.sizes()), " cannot be summed to ", shape_str(sizes),
              " (that shape does not broadcast to it)");
   size_t lead = size_t(grad.dim()) - sizes.size();

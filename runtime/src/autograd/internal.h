@@ -12,6 +12,15 @@ NodeRef grad_accumulator(const Tensor& leaf);
 void forget_accumulator(const Node* node);
 inline constexpr uint64_t kAccumulatorSequenceNr = UINT64_MAX;
 
+// True when `from` broadcasts to `to` (trailing alignment, size-1 dims stretch).
+inline bool expandable_to(IntArrayRef from, IntArrayRef to) {
+  if (from.size() > to.size()) return false;
+  size_t lead = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != to[lead + i] && from[i] != 1) return false;
+  return true;
+}
+
 // A tensor over the same storage (and version counter) without autograd metadata.
 Tensor alias(const Tensor& t);
 // alias(t) whose gradient flows to output `output_nr` of `fn`.
