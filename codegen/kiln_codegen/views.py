@@ -309,8 +309,11 @@ class OpView:
 
     @property
     def arg_specs(self):
-        return ", ".join(f'{{"{a.name}", {str(a.kwarg_only).lower()}, {str(a.has_default or a.type.optional and a.type.base == "Tensor").lower()}}}'
-                         for a in self.sig.arguments)
+        def spec(a):
+            optional = a.has_default or (a.type.optional and a.type.base == "Tensor")
+            type_text = a.type.schema().replace("(a)", "").replace("(a!)", "")
+            return f'{{"{a.name}", "{type_text}", {str(a.kwarg_only).lower()}, {str(optional).lower()}}}'
+        return ", ".join(spec(a) for a in self.sig.arguments)
 
 
 def sample_json(op):

@@ -48,6 +48,7 @@ bool returns_input(const std::tuple<T...>&, std::initializer_list<const Tensor*>
 // ---- call by name ----
 struct ArgSpec {
   const char* name;
+  const char* type;  // schema type, e.g. "Tensor", "int[1]?", "Scalar"
   bool kwarg_only;
   bool optional;  // has a default (or is a Tensor? that may be omitted)
 };

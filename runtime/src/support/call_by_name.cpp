@@ -5,6 +5,25 @@
 namespace kiln::support {
 namespace {
 
+// Whether a Value can be passed as an argument of schema type `type` ("int[1]?", "Tensor"...).
+bool fits(const Value& v, std::string_view type) {
+  const bool optional = !type.empty() && type.back() == '?';
+  if (optional) type.remove_suffix(1);
+  if (v.is_none()) return optional;
+  using K = Value::Kind;
+  const K k = v.kind();
+  const bool is_list = !type.empty() && type.back() == ']';
+  const std::string_view base = type.substr(0, type.find('['));
+  if (base == "Tensor") return is_list ? k == K::TensorList : k == K::Tensor;
+  if (base == "int") return is_list ? (k == K::IntList || k == K::Int) : k == K::Int;
+  if (base == "float") return k == K::Double || k == K::Int;
+  if (base == "bool") return k == K::Bool;
+  if (base == "Scalar") return v.is_number();
+  if (base == "ScalarType") return k == K::DType || k == K::String;
+  if (base == "str") return k == K::String;
+  return false;
+}
+
 // Binds into `bound`; returns an empty string on success, else why it does not fit.
 std::string bind(const RegistryEntry& e, const std::vector<Value>& args, const Kwargs& kwargs, const Value** bound) {
   for (int i = 0; i < e.num_args; ++i) bound[i] = nullptr;
@@ -21,8 +40,13 @@ std::string bind(const RegistryEntry& e, const std::vector<Value>& args, const K
     if (bound[found]) return detail::cat("got multiple values for argument '", key, "'");
     bound[found] = &value;
   }
-  for (int i = 0; i < e.num_args; ++i)
-    if (!bound[i] && !e.args[i].optional) return detail::cat("missing required argument '", e.args[i].name, "'");
+  for (int i = 0; i < e.num_args; ++i) {
+    if (!bound[i]) {
+      if (!e.args[i].optional) return detail::cat("missing required argument '", e.args[i].name, "'");
+    } else if (!fits(*bound[i], e.args[i].type)) {
+      return detail::cat("argument '", e.args[i].name, "' expected ", e.args[i].type, ", got ", bound[i]->kind_name());
+    }
+  }
   return {};
 }
 
@@ -30,6 +54,7 @@ std::string bind(const RegistryEntry& e, const std::vector<Value>& args, const K
 
 Value call_by_name(const RegistryEntry* entries, size_t n, const std::string& name, const std::vector<Value>& args,
                    const Kwargs& kwargs) {
+  // "add" tries add's overloads in order (add.Tensor, ...); "add.Tensor" names one.
   const bool has_overload = name.find('.') != std::string::npos;
   const Value* bound[32];
   std::string reasons;
@@ -38,22 +63,12 @@ Value call_by_name(const RegistryEntry* entries, size_t n, const std::string& na
     const RegistryEntry& e = entries[i];
     if (has_overload ? name != e.full_name : name != e.name) continue;
     known = true;
-    std::string why = bind(e, args, kwargs, bound);
-    if (why.empty()) {
-      // Overloads differ by argument kinds too (pow(Tensor, Scalar) vs pow(Tensor, Tensor)):
-      // without an explicit overload name, try the next one when this one rejects a kind.
-      if (has_overload) return e.fn(bound);
-      try {
-        return e.fn(bound);
-      } catch (const ValueError& err) {
-        if (std::strstr(err.what(), "expected ") == nullptr || std::strstr(err.what(), ", got ") == nullptr) throw;
-        why = err.what();
-      }
-    }
+    const std::string why = bind(e, args, kwargs, bound);
+    if (why.empty()) return e.fn(bound);
     reasons += detail::cat("\n  ", e.signature, ": ", why);
   }
-  KILN_CHECK(known, ValueError, name, "", "no op named '", name, "' (see kiln::ops() for the list)");
-  KILN_FAIL(ValueError, name, "", "arguments do not match any overload:", reasons);
+  KILN_CHECK(known, ValueError, name, "", "no op named '", name, "' (kiln::ops() lists them)");
+  KILN_FAIL(ValueError, name, "", "the arguments match no overload:", reasons);
 }
 
 }  // namespace kiln::support
