@@ -7,8 +7,12 @@
 #include <string>
 #include <vector>
 #include "kiln/kiln.h"
+#include "support/test_helpers.h"
 
 using namespace kiln;
+using kiln::testing::error_text;
+using kiln::testing::expect_values;
+using kiln::testing::has;
 
 namespace {
 
@@ -28,19 +32,6 @@ void check_values(const Tensor& t, const D& expected, double eps = 1e-12) {
     CHECK(got[i] == doctest::Approx(expected[i]).epsilon(eps));
   }
 }
-
-template <typename E, typename Fn>
-std::string error_of(Fn&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
@@ -124,9 +115,9 @@ TEST_CASE("autograd: retain_graph allows a second backward, otherwise it is an e
   y.backward(Tensor(), /*retain_graph=*/true);
   y.backward();  // frees the graph
   check_values(x.grad(), {4.0, 8.0});
-  std::string msg = error_of<AutogradError>([&] { y.backward(); });
-  CHECK(contains(msg, "Trying to backward through the graph a second time"));
-  CHECK(contains(msg, "retain_graph=true"));
+  std::string msg = error_text<AutogradError>([&] { y.backward(); });
+  CHECK(has(msg, "Trying to backward through the graph a second time"));
+  CHECK(has(msg, "retain_graph=true"));
 }
 
 TEST_CASE("autograd: create_graph gives differentiable gradients (d2/dx2 x^3 = 6x)") {
@@ -163,8 +154,8 @@ TEST_CASE("autograd: grad() with unused inputs") {
   Tensor x = leaf({1.0, 2.0});
   Tensor unused = leaf({5.0});
   Tensor y = (x * 2).sum();
-  std::string msg = error_of<AutogradError>([&] { autograd::grad({y}, {x, unused}, {}, true); });
-  CHECK(contains(msg, "appears to not have been used in the graph"));
+  std::string msg = error_text<AutogradError>([&] { autograd::grad({y}, {x, unused}, {}, true); });
+  CHECK(has(msg, "appears to not have been used in the graph"));
   TensorList g = autograd::grad({y}, {x, unused}, {}, std::nullopt, false, /*allow_unused=*/true);
   check_values(g[0], {2.0, 2.0});
   CHECK(!g[1].defined());
@@ -173,7 +164,7 @@ TEST_CASE("autograd: grad() with unused inputs") {
 
   Tensor plain = from_vector(D{1.0}, {1}, TensorOptions(kFloat64));
   Tensor z = (x * 3).sum();
-  CHECK(contains(error_of<AutogradError>([&] { autograd::grad({z}, {plain}); }), "does not require grad"));
+  CHECK(has(error_text<AutogradError>([&] { autograd::grad({z}, {plain}); }), "does not require grad"));
 }
 
 TEST_CASE("autograd: grad() w.r.t. a non-leaf, leaving other leaves alone") {
@@ -239,16 +230,16 @@ TEST_CASE("autograd: in-place change of a saved tensor is caught at backward") {
   Tensor y = x * 2;
   Tensor z = (y * y).sum();  // saves y at version 0
   y.add_(1);
-  std::string msg = error_of<AutogradError>([&] { z.backward(); });
-  CHECK(contains(msg, "one of the variables needed for gradient computation has been modified by an inplace operation"));
-  CHECK(contains(msg, "is at version 1; expected version 0 instead"));
+  std::string msg = error_text<AutogradError>([&] { z.backward(); });
+  CHECK(has(msg, "one of the variables needed for gradient computation has been modified by an inplace operation"));
+  CHECK(has(msg, "is at version 1; expected version 0 instead"));
 }
 
 TEST_CASE("autograd: in-place ops on a leaf that requires grad are refused") {
   Tensor x = leaf({1.0, 2.0});
-  std::string msg = error_of<AutogradError>([&] { x.add_(1); });
-  CHECK(contains(msg, "a leaf Variable that requires grad is being used in an in-place operation."));
-  CHECK(contains(error_of<AutogradError>([&] { autograd::check_inplace(x, "mul_"); }), "kiln::mul_"));
+  std::string msg = error_text<AutogradError>([&] { x.add_(1); });
+  CHECK(has(msg, "a leaf Variable that requires grad is being used in an in-place operation."));
+  CHECK(has(error_text<AutogradError>([&] { autograd::check_inplace(x, "mul_"); }), "kiln::mul_"));
   {
     NoGradGuard guard;  // allowed without recording, as an optimizer step
     x.add_(1);
@@ -259,18 +250,18 @@ TEST_CASE("autograd: in-place ops on a leaf that requires grad are refused") {
 
 TEST_CASE("autograd: backward needs a scalar or a gradient, and a graph") {
   Tensor x = leaf({1.0, 2.0, 3.0});
-  std::string msg = error_of<AutogradError>([&] { (x * 2).backward(); });
-  CHECK(contains(msg, "grad can be implicitly created only for scalar outputs"));
+  std::string msg = error_text<AutogradError>([&] { (x * 2).backward(); });
+  CHECK(has(msg, "grad can be implicitly created only for scalar outputs"));
   Tensor plain = from_vector(D{1.0}, {}, TensorOptions(kFloat64));
-  msg = error_of<AutogradError>([&] { plain.backward(); });
-  CHECK(contains(msg, "element 0 of tensors does not require grad and does not have a grad_fn"));
+  msg = error_text<AutogradError>([&] { plain.backward(); });
+  CHECK(has(msg, "element 0 of tensors does not require grad and does not have a grad_fn"));
   CHECK_THROWS_AS((x * 2).backward(from_vector(D{1.0, 2.0}, {2}, TensorOptions(kFloat64))), ShapeError);
 }
 
 TEST_CASE("autograd: requires_grad_ rules") {
   Tensor i = from_vector(std::vector<int64_t>{1, 2}, {2});
-  std::string msg = error_of<AutogradError>([&] { i.requires_grad_(); });
-  CHECK(contains(msg, "only Tensors of floating point and complex dtype can require gradients"));
+  std::string msg = error_text<AutogradError>([&] { i.requires_grad_(); });
+  CHECK(has(msg, "only Tensors of floating point and complex dtype can require gradients"));
   Tensor x = leaf({1.0});
   Tensor y = x * 2;
   CHECK_THROWS_AS(y.requires_grad_(false), AutogradError);
@@ -315,12 +306,12 @@ TEST_CASE("autograd: SavedVariable checks versions and release") {
   CHECK(sv.unpack(NodeRef(), "TestBackward").is_same(x) == false);  // an alias, not the handle
   CHECK(sv.unpack(NodeRef(), "TestBackward").data_ptr() == x.data_ptr());
   x.bump_version();
-  std::string msg = error_of<AutogradError>([&] { sv.unpack(NodeRef(), "TestBackward"); });
-  CHECK(contains(msg, "[TestBackward"));
-  CHECK(contains(msg, "is at version 1; expected version 0 instead"));
+  std::string msg = error_text<AutogradError>([&] { sv.unpack(NodeRef(), "TestBackward"); });
+  CHECK(has(msg, "[TestBackward"));
+  CHECK(has(msg, "is at version 1; expected version 0 instead"));
   SavedVariable released(x, false);
   released.reset();
-  CHECK(contains(error_of<AutogradError>([&] { released.unpack(NodeRef(), "TestBackward"); }),
+  CHECK(has(error_text<AutogradError>([&] { released.unpack(NodeRef(), "TestBackward"); }),
                  "Trying to backward through the graph a second time"));
   SavedVariable none;
   CHECK(!none.unpack(NodeRef(), "TestBackward").defined());

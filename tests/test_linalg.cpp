@@ -10,8 +10,12 @@
 #include <string>
 #include <vector>
 #include "kiln/kiln.h"
+#include "support/test_helpers.h"
 
 using namespace kiln;
+using kiln::testing::error_text;
+using kiln::testing::expect_values;
+using kiln::testing::has;
 
 namespace {
 
@@ -43,19 +47,6 @@ void expect_complex(const Tensor& t, std::vector<complex<double>> expected, doub
     CHECK(std::fabs(got[i].im - expected[i].im) <= tol);
   }
 }
-
-template <typename E, typename Fn>
-std::string error_text(Fn&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return "";
-}
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // A = arange(12).reshape(3, 4) - 5, B = arange(20).reshape(4, 5) * 0.5 - 3 (as in the torch reference).
 Tensor mat_a(DType d = kFloat32) {

@@ -9,8 +9,12 @@
 #include <string>
 #include <vector>
 #include "kiln/kiln.h"
+#include "support/test_helpers.h"
 
 using namespace kiln;
+using kiln::testing::error_text;
+using kiln::testing::expect_values;
+using kiln::testing::has;
 
 namespace {
 
@@ -24,33 +28,6 @@ Tensor iota_f32(std::vector<int64_t> shape) {
   for (size_t i = 0; i < v.size(); ++i) v[i] = float(i);
   return from_vector(v, shape);
 }
-
-// Values and shape, NaN equal to NaN, relative tolerance `tol`.
-void expect_values(const Tensor& t, std::vector<int64_t> shape, std::vector<double> expected, double tol = 1e-6) {
-  REQUIRE(t.defined());
-  CHECK(t.sizes().vec() == shape);
-  std::vector<double> got = t.to_vector<double>();
-  REQUIRE(got.size() == expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": got " << got[i] << ", expected " << expected[i]);
-    if (std::isnan(expected[i])) CHECK(std::isnan(got[i]));
-    else if (std::isinf(expected[i])) CHECK(got[i] == expected[i]);
-    else CHECK(std::fabs(got[i] - expected[i]) <= tol * std::max(1.0, std::fabs(expected[i])));
-  }
-}
-
-template <typename E, typename Fn>
-std::string error_text(Fn&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return "";
-}
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -1,0 +1,40 @@
+#pragma once
+// Small assertions shared by the hand-written suites.
+#include <doctest/doctest.h>
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+#include <kiln/kiln.h>
+
+namespace kiln::testing {
+
+// The message of the E that f() throws; a test failure if it throws nothing.
+template <typename E, typename Fn>
+std::string error_text(Fn&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  FAIL("expected an exception");
+  return "";
+}
+
+inline bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Shape and values; NaN equals NaN, infinities exactly, others within `tol` relative (absolute below 1).
+inline void expect_values(const Tensor& t, std::vector<int64_t> shape, std::vector<double> expected, double tol = 1e-6) {
+  REQUIRE(t.defined());
+  CHECK(t.sizes().vec() == shape);
+  std::vector<double> got = t.to_vector<double>();
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": got " << got[i] << ", expected " << expected[i]);
+    if (std::isnan(expected[i])) CHECK(std::isnan(got[i]));
+    else if (std::isinf(expected[i])) CHECK(got[i] == expected[i]);
+    else CHECK(std::fabs(got[i] - expected[i]) <= tol * std::max(1.0, std::fabs(expected[i])));
+  }
+}
+
+}  // namespace kiln::testing
