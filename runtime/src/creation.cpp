@@ -5,6 +5,7 @@
 #include "core/convert.h"
 #include "core/pooled.h"
 #include "kiln/tensor.h"
+#include "core/element_types.h"
 
 namespace kiln {
 namespace {
@@ -266,18 +267,7 @@ Tensor from_blob_copy(const void* data, IntArrayRef sizes, DType dtype, Device d
 }
 
 #define KILN_INSTANTIATE(T) template Tensor from_vector<T>(const std::vector<T>&, IntArrayRef, TensorOptions);
-KILN_INSTANTIATE(bool)
-KILN_INSTANTIATE(uint8_t)
-KILN_INSTANTIATE(int8_t)
-KILN_INSTANTIATE(int16_t)
-KILN_INSTANTIATE(int32_t)
-KILN_INSTANTIATE(int64_t)
-KILN_INSTANTIATE(Half)
-KILN_INSTANTIATE(BFloat16)
-KILN_INSTANTIATE(float)
-KILN_INSTANTIATE(double)
-KILN_INSTANTIATE(complex<float>)
-KILN_INSTANTIATE(complex<double>)
+KILN_FOR_EACH_ELEMENT_TYPE(KILN_INSTANTIATE)
 #undef KILN_INSTANTIATE
 
 }  // namespace kiln

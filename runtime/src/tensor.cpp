@@ -6,6 +6,7 @@
 #include "core/pooled.h"
 #include "core/strided.h"
 #include "kiln/autograd.h"
+#include "core/element_types.h"
 
 namespace kiln {
 namespace {
@@ -175,18 +176,7 @@ Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
 #define KILN_INSTANTIATE(T)                     \
   template T* Tensor::data<T>() const;          \
   template std::vector<T> Tensor::to_vector<T>() const;
-KILN_INSTANTIATE(bool)
-KILN_INSTANTIATE(uint8_t)
-KILN_INSTANTIATE(int8_t)
-KILN_INSTANTIATE(int16_t)
-KILN_INSTANTIATE(int32_t)
-KILN_INSTANTIATE(int64_t)
-KILN_INSTANTIATE(Half)
-KILN_INSTANTIATE(BFloat16)
-KILN_INSTANTIATE(float)
-KILN_INSTANTIATE(double)
-KILN_INSTANTIATE(complex<float>)
-KILN_INSTANTIATE(complex<double>)
+KILN_FOR_EACH_ELEMENT_TYPE(KILN_INSTANTIATE)
 #undef KILN_INSTANTIATE
 
 }  // namespace kiln
