@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_COMMON_MATH_H_
+#define KILN_KERNELS_COMMON_MATH_H_
 // kiln::math: the scalar functions ops.yaml's `pointwise:` expressions call, written once
 // for host and device (KILN_HOST_DEVICE). Generated functors evaluate their expression with
 // `using namespace kiln::math;` and T the compute type: bool, uint8, int8, int16, int32,
@@ -14,3 +15,4 @@
 #include "math_special.h"     // erfinv
 #include "math_activation.h"  // sigmoid silu relu gelu gelu_grad elu mish softplus
 #include "math_lerp.h"        // lerp
+#endif  // KILN_KERNELS_COMMON_MATH_H_

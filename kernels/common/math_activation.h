@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_COMMON_MATH_ACTIVATION_H_
+#define KILN_KERNELS_COMMON_MATH_ACTIVATION_H_
 // Activation functions with PyTorch's formulas (same expressions, so same rounding).
 #include "math_complex.h"
 #include "math_float.h"
@@ -72,3 +73,4 @@ KILN_HOST_DEVICE inline T softplus(T x, T beta, T threshold) {
 }
 
 }  // namespace kiln::math
+#endif  // KILN_KERNELS_COMMON_MATH_ACTIVATION_H_

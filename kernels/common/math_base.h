@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_COMMON_MATH_BASE_H_
+#define KILN_KERNELS_COMMON_MATH_BASE_H_
 // Shared pieces of kiln::math: the optional-scalar type functors receive, type traits and
 // floating-point limits spelled without std::numeric_limits (device code needs no
 // --expt-relaxed-constexpr then).
@@ -46,3 +47,4 @@ KILN_HOST_DEVICE inline T quiet_nan() {
 }
 
 }  // namespace kiln::math
+#endif  // KILN_KERNELS_COMMON_MATH_BASE_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_COMMON_MATH_BITWISE_H_
+#define KILN_KERNELS_COMMON_MATH_BITWISE_H_
 // Bitwise ops (logical on bool) and shifts with PyTorch's defined out-of-range behaviour:
 // a shift amount that is negative or >= the bit width gives 0 for <<, and for >> the sign
 // fill (0 or -1; 0 for unsigned). C leaves both undefined.
@@ -47,3 +48,4 @@ KILN_HOST_DEVICE inline T shift_right(T a, T b) {
 }
 
 }  // namespace kiln::math
+#endif  // KILN_KERNELS_COMMON_MATH_BITWISE_H_

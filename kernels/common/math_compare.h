@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_COMMON_MATH_COMPARE_H_
+#define KILN_KERNELS_COMMON_MATH_COMPARE_H_
 // Order-based selections: maximum, minimum, clamp, nan_to_num. Ties keep the first
 // argument (std::max / std::min, as PyTorch's scalar loops); a NaN input propagates.
 #include "math_base.h"
@@ -55,3 +56,4 @@ KILN_HOST_DEVICE inline T nan_to_num(T x, Opt<T> nan, Opt<T> posinf, Opt<T> negi
 }
 
 }  // namespace kiln::math
+#endif  // KILN_KERNELS_COMMON_MATH_COMPARE_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_COMMON_MATH_COMPLEX_H_
+#define KILN_KERNELS_COMMON_MATH_COMPLEX_H_
 // Elementary functions of kiln::complex. On the host they forward to std::complex (the
 // C library's cexp, clog, ... exactly as PyTorch's CPU kernels do); device code uses the
 // real-math formulas in detail::, which the host tests check against std::complex.
@@ -129,3 +130,4 @@ template <typename T>
 KILN_HOST_DEVICE inline bool truthy(complex<T> z) { return z.re != T(0) || z.im != T(0); }
 
 }  // namespace kiln::math
+#endif  // KILN_KERNELS_COMMON_MATH_COMPLEX_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_COMMON_MATH_FLOAT_H_
+#define KILN_KERNELS_COMMON_MATH_FLOAT_H_
 // Elementary functions of float and double (the compute types of every int_to_float op):
 // the C library's, exactly as PyTorch's scalar CPU loops call them.
 #include "math_base.h"
@@ -59,3 +60,4 @@ template <typename T, std::enable_if_t<!is_complex_v<T>, int> = 0>
 KILN_HOST_DEVICE inline bool truthy(T x) { return x != T(0); }
 
 }  // namespace kiln::math
+#endif  // KILN_KERNELS_COMMON_MATH_FLOAT_H_

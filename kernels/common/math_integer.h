@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_COMMON_MATH_INTEGER_H_
+#define KILN_KERNELS_COMMON_MATH_INTEGER_H_
 // pow and the division family. Integer kernels cannot raise, so where PyTorch raises
 // ZeroDivisionError (integer division or remainder by zero) they return 0, and the one
 // overflowing quotient, INT_MIN / -1 (a hardware trap on x86), wraps to INT_MIN.
@@ -109,3 +110,4 @@ KILN_HOST_DEVICE inline T fmod(T a, T b) {
 }
 
 }  // namespace kiln::math
+#endif  // KILN_KERNELS_COMMON_MATH_INTEGER_H_

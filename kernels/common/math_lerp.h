@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_COMMON_MATH_LERP_H_
+#define KILN_KERNELS_COMMON_MATH_LERP_H_
 // lerp with PyTorch's two-sided formula: exact at both ends (w = 0 gives a, w = 1 gives b).
 // PyTorch 1.13 tests `w < 0.5` for real weights and |w| < 0.5 for complex ones.
 #include "math_complex.h"
@@ -15,3 +16,4 @@ KILN_HOST_DEVICE inline complex<T> lerp(complex<T> a, complex<T> b, complex<T> w
 }
 
 }  // namespace kiln::math
+#endif  // KILN_KERNELS_COMMON_MATH_LERP_H_

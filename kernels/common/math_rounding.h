@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_COMMON_MATH_ROUNDING_H_
+#define KILN_KERNELS_COMMON_MATH_ROUNDING_H_
 // abs, sign and rounding for every real compute type (integers round to themselves).
 #include "math_base.h"
 
@@ -47,3 +48,4 @@ KILN_HOST_DEVICE inline T round_half_even(T x) {
 }
 
 }  // namespace kiln::math
+#endif  // KILN_KERNELS_COMMON_MATH_ROUNDING_H_

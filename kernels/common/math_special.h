@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_COMMON_MATH_SPECIAL_H_
+#define KILN_KERNELS_COMMON_MATH_SPECIAL_H_
 // erfinv (the C library has none). Start from Giles' single-precision approximation
 // ("Approximating the erfinv function", GPU Computing Gems Jade, 2011), or for the far
 // double tail from the asymptotic erfc(x) ~ exp(-x^2) / (x sqrt(pi)) (1 - 1/(2x^2)), then
@@ -63,3 +64,4 @@ KILN_HOST_DEVICE inline T erfinv(T y) {
 }
 
 }  // namespace kiln::math
+#endif  // KILN_KERNELS_COMMON_MATH_SPECIAL_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_CPU_GEMM_H_
+#define KILN_KERNELS_CPU_GEMM_H_
 // One matrix product on raw strided memory, shared by mm, addmm and bmm.
 #include <cstdint>
 #include <type_traits>
@@ -35,3 +36,4 @@ inline constexpr bool gemm_uses_blas_v =
 inline constexpr int64_t kSmallGemmWork = 64 * 64 * 64;
 
 }  // namespace kiln::cpu
+#endif  // KILN_KERNELS_CPU_GEMM_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_CPU_KERNEL_UTILS_H_
+#define KILN_KERNELS_CPU_KERNEL_UTILS_H_
 // Small helpers shared by the hand-written CPU kernels: dense copies, element conversion
 // with PyTorch's cast rules, NaN tests and the output-dtype rules of sum/prod.
 #include <cmath>
@@ -79,3 +80,4 @@ inline DType sum_result_dtype(DType self, std::optional<DType> dtype) {
 }
 
 }  // namespace kiln::cpu
+#endif  // KILN_KERNELS_CPU_KERNEL_UTILS_H_

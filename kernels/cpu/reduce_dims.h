@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_CPU_REDUCE_DIMS_H_
+#define KILN_KERNELS_CPU_REDUCE_DIMS_H_
 // Which dims a reduction removes and the shape of its result.
 // PyTorch rules: dims wrap (0-d tensors accept 0 and -1), a dim may appear only once,
 // an empty list (or None) reduces every dim, keepdim leaves size-1 dims in place.
@@ -60,3 +61,4 @@ inline void check_nonempty_reduction(const Tensor& self, const ReduceDims& r, bo
 }
 
 }  // namespace kiln::cpu
+#endif  // KILN_KERNELS_CPU_REDUCE_DIMS_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_CPU_REDUCE_ENGINE_H_
+#define KILN_KERNELS_CPU_REDUCE_ENGINE_H_
 // The CPU reduction engine: one loop nest for every reduction kernel.
 //
 // A plan splits the input's dims into kept dims (one per output element) and reduced dims,
@@ -279,3 +280,4 @@ KILN_INLINE void run_by_lanes(const R& red, Acc& a, const In* p, int64_t n, int6
 }
 
 }  // namespace kiln::cpu
+#endif  // KILN_KERNELS_CPU_REDUCE_ENGINE_H_

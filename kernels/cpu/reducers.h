@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_CPU_REDUCERS_H_
+#define KILN_KERNELS_CPU_REDUCERS_H_
 // Reducers shared by several reduction kernels (see reduce_engine.h for the interface).
 #include <cmath>
 #include <limits>
@@ -79,3 +80,4 @@ struct MinMaxReducer {
 };
 
 }  // namespace kiln::cpu
+#endif  // KILN_KERNELS_CPU_REDUCERS_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_KERNELS_CPU_VEC_MATH_H_
+#define KILN_KERNELS_CPU_VEC_MATH_H_
 // exp for float that the compiler can vectorize inside `omp simd` loops.
 // glibc only offers vector expf under -ffast-math, and a scalar expf call per element made
 // softmax several times slower than PyTorch's SLEEF path. Cephes-style: n = round(x / ln 2)
@@ -46,3 +47,4 @@ KILN_INLINE float vec_exp(float x) {
 }
 
 }  // namespace kiln::cpu
+#endif  // KILN_KERNELS_CPU_VEC_MATH_H_

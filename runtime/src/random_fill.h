@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_SRC_RANDOM_FILL_H_
+#define KILN_RUNTIME_SRC_RANDOM_FILL_H_
 // CPU kernels of the random ops: each reserves whole Philox blocks on a Generator and fills
 // a contiguous buffer in parallel. An element's value depends only on (seed, block index),
 // never on which thread computed it. (Internal to runtime/src.)
@@ -95,3 +96,4 @@ void fill_randint(int64_t n, int64_t low, uint64_t range, Generator& gen, const 
 }
 
 }  // namespace kiln::random_detail
+#endif  // KILN_RUNTIME_SRC_RANDOM_FILL_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_TESTS_SUPPORT_COVERAGE_LOG_H_
+#define KILN_TESTS_SUPPORT_COVERAGE_LOG_H_
 // Appends one coverage cell result as a JSON line to $KILN_COVERAGE_RESULTS (set by CTest to a
 // file in the build dir; tools/coverage.py merges it into the report). Without the variable
 // results are only printed by doctest.
@@ -13,3 +14,4 @@ void record_cell(const std::string& op, const std::string& backend, const std::s
                  CellStatus status, const std::string& detail);
 
 }  // namespace kiln::testing
+#endif  // KILN_TESTS_SUPPORT_COVERAGE_LOG_H_

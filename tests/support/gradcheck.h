@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_TESTS_SUPPORT_GRADCHECK_H_
+#define KILN_TESTS_SUPPORT_GRADCHECK_H_
 // Finite-difference checks of autograd, in float64: the full Jacobian computed by backward
 // passes against central differences (eps 1e-6, atol 1e-5, rtol 1e-3, as torch.autograd.gradcheck).
 #include <functional>
@@ -26,3 +27,4 @@ Fn vjp_fn(const Fn& f, size_t nx);
 TensorList leaves_of(const TensorList& xs, Device device, size_t input = SIZE_MAX, size_t index = 0, double delta = 0);
 
 }  // namespace kiln::testing
+#endif  // KILN_TESTS_SUPPORT_GRADCHECK_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_TESTS_SUPPORT_OP_CATALOG_H_
+#define KILN_TESTS_SUPPORT_OP_CATALOG_H_
 // generated/op_samples.json as the test driver sees it: each op's schema arguments and samples,
 // and the one place that turns named argument values into a kiln::call.
 #include <map>
@@ -41,3 +42,4 @@ Value call_op(const OpInfo& op, const std::map<std::string, Value>& named);
 std::vector<Tensor> flatten_result(const Value& v);
 
 }  // namespace kiln::testing
+#endif  // KILN_TESTS_SUPPORT_OP_CATALOG_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_TESTS_SUPPORT_OP_TESTING_H_
+#define KILN_TESTS_SUPPORT_OP_TESTING_H_
 // The per-op test driver that every generated op test calls.
 //   check_forward:   runs the op on the inputs stored in tests/reference/<op>.json and compares
 //                    dtype, shape and values with PyTorch's results, one cell per dtype.
@@ -21,3 +22,4 @@ void check_forward(const OpTestSpec& spec);
 void check_gradients(const OpTestSpec& spec);
 
 }  // namespace kiln::testing
+#endif  // KILN_TESTS_SUPPORT_OP_TESTING_H_

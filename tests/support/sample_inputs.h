@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_TESTS_SUPPORT_SAMPLE_INPUTS_H_
+#define KILN_TESTS_SUPPORT_SAMPLE_INPUTS_H_
 // Deterministic random arguments for one sample of an op (gradcheck, and forward runs that
 // have no PyTorch reference): tensors drawn uniformly inside their domain.
 #include <map>
@@ -16,3 +17,4 @@ std::map<std::string, Value> sample_args(const OpInfo& op, size_t index, DType d
 uint64_t seed_for(const std::string& name, uint64_t salt);
 
 }  // namespace kiln::testing
+#endif  // KILN_TESTS_SUPPORT_SAMPLE_INPUTS_H_

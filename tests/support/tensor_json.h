@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_TESTS_SUPPORT_TENSOR_JSON_H_
+#define KILN_TESTS_SUPPORT_TENSOR_JSON_H_
 // Tensors as the reference files store them: {"dtype", "shape", "data"} with data flat and
 // row-major, complex elements as [re, im], non-finite values as "nan" / "inf" / "-inf".
 #include <string>
@@ -22,3 +23,4 @@ Tolerance tolerance_for(DType dtype);
 std::string compare_with_json(const Tensor& actual, const nlohmann::json& expected);
 
 }  // namespace kiln::testing
+#endif  // KILN_TESTS_SUPPORT_TENSOR_JSON_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_TESTS_SUPPORT_TEST_HELPERS_H_
+#define KILN_TESTS_SUPPORT_TEST_HELPERS_H_
 // Small assertions shared by the hand-written suites.
 #include <doctest/doctest.h>
 #include <algorithm>
@@ -38,3 +39,4 @@ inline void expect_values(const Tensor& t, std::vector<int64_t> shape, std::vect
 }
 
 }  // namespace kiln::testing
+#endif  // KILN_TESTS_SUPPORT_TEST_HELPERS_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_ARRAY_REF_H_
+#define KILN_RUNTIME_INCLUDE_KILN_ARRAY_REF_H_
 // Small non-owning and inline-owning sequences used for sizes, strides and dims.
 #include <cstdint>
 #include <cstring>
@@ -184,3 +185,4 @@ class OptIntList {
 };
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_ARRAY_REF_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_H_
+#define KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_H_
 // Reverse-mode autograd: graph nodes, saved tensors with version checks, and the engine.
 #include <cstdint>
 #include <string>
@@ -118,3 +119,4 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
 
 }  // namespace autograd
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_H_

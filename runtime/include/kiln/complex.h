@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_COMPLEX_H_
+#define KILN_RUNTIME_INCLUDE_KILN_COMPLEX_H_
 // complex<T>: layout-compatible with std::complex<T>, usable on host and device.
 #include <cmath>
 #include <type_traits>
@@ -51,3 +52,4 @@ template <typename T> struct is_complex_type<complex<T>> : std::true_type {};
 template <typename T> inline constexpr bool is_complex_v = is_complex_type<T>::value;
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_COMPLEX_H_

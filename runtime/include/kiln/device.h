@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_DEVICE_H_
+#define KILN_RUNTIME_INCLUDE_KILN_DEVICE_H_
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -27,3 +28,4 @@ inline constexpr Device kCPU{DeviceType::CPU, 0};
 const char* device_type_name(DeviceType t);
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_DEVICE_H_

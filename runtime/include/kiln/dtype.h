@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_DTYPE_H_
+#define KILN_RUNTIME_INCLUDE_KILN_DTYPE_H_
 // Element types, their C++ types, categories and PyTorch's promotion lattice.
 #include <cstdint>
 #include <optional>
@@ -101,3 +102,4 @@ decltype(auto) visit_dtype(DType t, F&& f) {
 }
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_DTYPE_H_

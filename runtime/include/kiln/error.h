@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_ERROR_H_
+#define KILN_RUNTIME_INCLUDE_KILN_ERROR_H_
 // One error hierarchy. Messages read "kiln::<op>: argument '<arg>': <what was expected>".
 #include <sstream>
 #include <stdexcept>
@@ -54,3 +55,4 @@ std::string cat(const Args&... args) {
     if (!(cond)) throw ::kiln::ErrType((op), (arg), ::kiln::detail::cat(__VA_ARGS__)); \
   } while (0)
 #define KILN_FAIL(ErrType, op, arg, ...) throw ::kiln::ErrType((op), (arg), ::kiln::detail::cat(__VA_ARGS__))
+#endif  // KILN_RUNTIME_INCLUDE_KILN_ERROR_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_HALF_H_
+#define KILN_RUNTIME_INCLUDE_KILN_HALF_H_
 // 16-bit floating types stored as bits, computed in float (host and device).
 #include <cstdint>
 #include <cstring>
@@ -86,3 +87,4 @@ struct BFloat16 {
 };
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_HALF_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_INTRUSIVE_PTR_H_
+#define KILN_RUNTIME_INCLUDE_KILN_INTRUSIVE_PTR_H_
 // Intrusive reference counting: the count lives in the object, no control block.
 #include <atomic>
 #include <cstdint>
@@ -57,3 +58,4 @@ template <typename T, typename... Args>
 Ref<T> make_ref(Args&&... args) { return Ref<T>(new T(std::forward<Args>(args)...)); }
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_INTRUSIVE_PTR_H_

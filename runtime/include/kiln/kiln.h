@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_KILN_H_
+#define KILN_RUNTIME_INCLUDE_KILN_KILN_H_
 // kiln: tensors, autograd and every op of ops.yaml.
 #include "kiln/autograd.h"
 #include "kiln/dtype.h"
@@ -10,3 +11,4 @@
 #include "kiln/scalar.h"
 #include "kiln/tensor.h"
 #include "kiln/value.h"
+#endif  // KILN_RUNTIME_INCLUDE_KILN_KILN_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_OP_SUPPORT_H_
+#define KILN_RUNTIME_INCLUDE_KILN_OP_SUPPORT_H_
 // What generated op code needs besides the public API: argument checks, kernel lookup,
 // autograd glue and call-by-name binding. Not part of the public API.
 #include <initializer_list>
@@ -65,3 +66,4 @@ Value call_by_name(const RegistryEntry* entries, size_t n, const std::string& na
                    const Kwargs& kwargs);
 
 }  // namespace kiln::support
+#endif  // KILN_RUNTIME_INCLUDE_KILN_OP_SUPPORT_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_OPTIM_H_
+#define KILN_RUNTIME_INCLUDE_KILN_OPTIM_H_
 // Optimizers with PyTorch's update rules (torch.optim.SGD, torch.optim.Adam), so a training loop
 // ported from Python takes the same steps:
 //   kiln::optim::Adam opt(model_params, {/*lr=*/1e-3});
@@ -65,3 +66,4 @@ class Adam final : public Optimizer {
 };
 
 }  // namespace kiln::optim
+#endif  // KILN_RUNTIME_INCLUDE_KILN_OPTIM_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_PHILOX_H_
+#define KILN_RUNTIME_INCLUDE_KILN_PHILOX_H_
 // Philox4x32-10 (Salmon et al., "Parallel Random Numbers: As Easy as 1, 2, 3", SC'11) and
 // the bit-to-number conversions kiln's random ops use. Everything is a pure function of
 // (seed, block index), host and device, so a CUDA kernel reproduces the CPU's numbers
@@ -54,3 +55,4 @@ KILN_HOST_DEVICE inline void box_muller(T u1, T u2, T& z0, T& z1) {
 }
 
 }  // namespace kiln::philox
+#endif  // KILN_RUNTIME_INCLUDE_KILN_PHILOX_H_

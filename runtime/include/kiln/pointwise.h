@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_POINTWISE_H_
+#define KILN_RUNTIME_INCLUDE_KILN_POINTWISE_H_
 // Shared preparation of pointwise ops: type promotion, broadcasting, device checks,
 // input casting and output allocation. Generated stubs fill a PointwiseCall and hand it to
 // the device's kernel; the kernel only loops.
@@ -71,3 +72,4 @@ int64_t choice_index(const char* op, const char* arg, std::string_view value,
 
 }  // namespace pointwise
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_POINTWISE_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_RANDOM_H_
+#define KILN_RUNTIME_INCLUDE_KILN_RANDOM_H_
 // Random numbers: a counter-based generator (Philox4x32-10, see kiln/philox.h) and the
 // random creation and fill ops.
 //
@@ -63,3 +64,4 @@ Tensor& uniform_(Tensor& self, double from = 0, double to = 1, Generator* gen = 
 Tensor& normal_(Tensor& self, double mean = 0, double std = 1, Generator* gen = nullptr);
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_RANDOM_H_

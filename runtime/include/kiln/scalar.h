@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_SCALAR_H_
+#define KILN_RUNTIME_INCLUDE_KILN_SCALAR_H_
 // A number without a tensor: bool, int64, double or complex<double>, as Python's numbers.
 #include <cstdint>
 #include <string>
@@ -65,3 +66,4 @@ class Scalar {
 };
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_SCALAR_H_

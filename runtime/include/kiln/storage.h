@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_STORAGE_H_
+#define KILN_RUNTIME_INCLUDE_KILN_STORAGE_H_
 // Raw memory of one device, shared by every view of it, with the version counter
 // autograd uses to detect in-place modification of saved tensors.
 #include <atomic>
@@ -52,3 +53,4 @@ class StorageImpl : public RefCounted {
 using Storage = Ref<StorageImpl>;
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_STORAGE_H_

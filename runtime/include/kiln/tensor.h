@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_TENSOR_H_
+#define KILN_RUNTIME_INCLUDE_KILN_TENSOR_H_
 // Tensor: a refcounted handle to sizes/strides/offset over a shared Storage.
 // Hand-written core methods live here; every op method is generated from ops.yaml
 // and declared inside the class through kiln/gen/tensor_methods.h.
@@ -193,3 +194,4 @@ DimVector contiguous_strides(IntArrayRef sizes);
 int64_t numel_of(IntArrayRef sizes);
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_TENSOR_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_VALUE_H_
+#define KILN_RUNTIME_INCLUDE_KILN_VALUE_H_
 // A small variant for calling ops by name: kiln::call("add", {a, b}, {{"alpha", 2}}).
 #include <complex>
 #include <cstdint>
@@ -72,3 +73,4 @@ Value call(const std::string& name, const std::vector<Value>& args, const Kwargs
 const std::vector<OpSchema>& ops();
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_VALUE_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_SRC_AUTOGRAD_INTERNAL_H_
+#define KILN_RUNTIME_SRC_AUTOGRAD_INTERNAL_H_
 // Autograd state shared between the engine, nodes and Tensor's autograd methods.
 // Private to runtime/src/autograd.
 #include "kiln/kiln.h"
@@ -36,3 +37,4 @@ Tensor take_retained(const Node* fn, uint32_t output_nr);
 void forget_retained(const Node* fn);
 
 }  // namespace kiln::autograd::detail
+#endif  // KILN_RUNTIME_SRC_AUTOGRAD_INTERNAL_H_

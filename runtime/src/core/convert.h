@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_SRC_CORE_CONVERT_H_
+#define KILN_RUNTIME_SRC_CORE_CONVERT_H_
 // Element conversion with PyTorch's cast semantics (c10::static_cast_with_inter_type):
 // complex -> real keeps the real part (also for bool: 0-1j -> false, as torch), anything -> bool
 // is "!= 0", and floating -> narrow integer goes through int64 so -1.0 -> uint8 is 255 as on
@@ -34,3 +35,4 @@ KILN_INLINE To convert(From v) {
 }
 
 }  // namespace kiln::detail
+#endif  // KILN_RUNTIME_SRC_CORE_CONVERT_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_SRC_CORE_ELEMENT_TYPES_H_
+#define KILN_RUNTIME_SRC_CORE_ELEMENT_TYPES_H_
 // X-macro over the C++ element type of every dtype, for explicit template instantiations.
 #define KILN_FOR_EACH_ELEMENT_TYPE(X) \
   X(bool)                             \
@@ -13,3 +14,4 @@
   X(double)                           \
   X(complex<float>)                   \
   X(complex<double>)
+#endif  // KILN_RUNTIME_SRC_CORE_ELEMENT_TYPES_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_SRC_CORE_OBJECT_POOL_H_
+#define KILN_RUNTIME_SRC_CORE_OBJECT_POOL_H_
 // Per-thread free lists for the fixed-size objects every tensor needs (its TensorImpl and
 // StorageImpl), so creating and dropping a small tensor does not go through malloc twice.
 //
@@ -71,3 +72,4 @@ template <size_t Size>
 thread_local typename ObjectPool<Size>::FreeList ObjectPool<Size>::list_{};
 
 }  // namespace kiln::detail
+#endif  // KILN_RUNTIME_SRC_CORE_OBJECT_POOL_H_

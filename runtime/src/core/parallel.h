@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_SRC_CORE_PARALLEL_H_
+#define KILN_RUNTIME_SRC_CORE_PARALLEL_H_
 // Splitting a range across the OpenMP threads (the one pool kiln and OpenBLAS share).
 #include <omp.h>
 
@@ -34,3 +35,4 @@ void parallel_range(int64_t n, const Fn& fn) {
 }
 
 }  // namespace kiln::detail
+#endif  // KILN_RUNTIME_SRC_CORE_PARALLEL_H_

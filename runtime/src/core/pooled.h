@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_SRC_CORE_POOLED_H_
+#define KILN_RUNTIME_SRC_CORE_POOLED_H_
 // TensorImpl and StorageImpl whose memory comes from per-thread pools (object_pool.h):
 // the factories and views use these on the hot path; anything else may still `new` the bases.
 #include "kiln/tensor.h"
@@ -27,3 +28,4 @@ inline Ref<TensorImpl> new_tensor_impl(Storage storage, DType dtype, IntArrayRef
 inline Storage new_storage(size_t nbytes, Device device) { return Storage(new PooledStorageImpl(nbytes, device)); }
 
 }  // namespace kiln::detail
+#endif  // KILN_RUNTIME_SRC_CORE_POOLED_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_SRC_CORE_STRIDED_H_
+#define KILN_RUNTIME_SRC_CORE_STRIDED_H_
 // Walking N strided operands of one shape in logical (row-major) order, innermost runs at a time.
 // Used by copy_, fill_, to_vector and printing; size-1 dims are dropped and dims that are
 // contiguous in every operand are merged, so a dense tensor is one run.
@@ -71,3 +72,4 @@ struct StridedWalk {
 };
 
 }  // namespace kiln::detail
+#endif  // KILN_RUNTIME_SRC_CORE_STRIDED_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_FORMULAS_H_
+#define KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_FORMULAS_H_
 // Helpers that ops.yaml derivative formulas call besides ops. Each is written only with
 // differentiable kiln ops, so the gradient of a gradient (create_graph=true) works.
 // Semantics follow PyTorch's torch/csrc/autograd/FunctionsManual.cpp.
@@ -47,3 +48,4 @@ Tensor permute_backward(const Tensor& grad, IntArrayRef dims);
 TensorList cat_backward(const Tensor& grad, const std::vector<DimVector>& sizes, int64_t dim);
 
 }  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_FORMULAS_H_

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef KILN_RUNTIME_INCLUDE_KILN_CPU_LOOPS_H_
+#define KILN_RUNTIME_INCLUDE_KILN_CPU_LOOPS_H_
 // CPU elementwise loops over a prepared PointwiseCall: contiguous fast path the compiler
 // vectorizes, a general strided path over coalesced dimensions, OpenMP above a threshold.
 #include <omp.h>
@@ -123,3 +124,4 @@ void pointwise_loop(const PointwiseCall& call, const F& f) {
 }
 
 }  // namespace kiln::cpu
+#endif  // KILN_RUNTIME_INCLUDE_KILN_CPU_LOOPS_H_
