@@ -5,26 +5,16 @@
 #include <string>
 #include "kiln/kiln.h"
 #include "kiln/pointwise.h"
+#include "support/test_helpers.h"
 
 using namespace kiln;
+using kiln::testing::error_text;
 using pointwise::result_type;
 
 namespace {
 
 Tensor dimmed(DType d) { return zeros({2}, TensorOptions(d)); }
 Tensor zero_dim(DType d) { return zeros({}, TensorOptions(d)); }
-
-// Runs f, expects an E and returns its message.
-template <typename E, typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return "";
-}
 
 const char* const kBinaryNames[] = {"self", "other"};
 const PointwiseSpec kAdd{"add", kBinaryNames, 2, Promotion::Default};
@@ -126,7 +116,7 @@ TEST_CASE("broadcast_shapes") {
   CHECK(pointwise::broadcast_shapes({0}, {1}, "add", "other") == DimVector{0});
   CHECK(pointwise::broadcast_shapes({}, {2, 2}, "add", "other") == DimVector{2, 2});
   CHECK(pointwise::broadcast_shapes({1, 0}, {3, 1}, "add", "other") == DimVector{3, 0});
-  std::string msg = error_of<ShapeError>([] { pointwise::broadcast_shapes({2, 3}, {4}, "add", "other"); });
+  std::string msg = error_text<ShapeError>([] { pointwise::broadcast_shapes({2, 3}, {4}, "add", "other"); });
   CHECK(msg == "kiln::add: argument 'other': shapes [2, 3] and [4] are not broadcastable");
 }
 
@@ -185,15 +175,15 @@ TEST_CASE("prepare: bool inputs are checked, not promoted") {
   CHECK(call.inputs[0].sizes().equals({3, 3}));
   CHECK(call.inputs[0].strides().equals({1, 0}));
   Tensor fcond = zeros({3});
-  std::string msg = error_of<DTypeError>([&] { pointwise::prepare(kWhere, {&fcond, &x, &y}); });
+  std::string msg = error_text<DTypeError>([&] { pointwise::prepare(kWhere, {&fcond, &x, &y}); });
   CHECK(msg == "kiln::where: argument 'condition': expected a bool tensor, got float32");
 }
 
 TEST_CASE("prepare: argument errors name the argument") {
   Tensor a = zeros({2, 3}), b = zeros({4}), none;
-  CHECK(error_of<ShapeError>([&] { pointwise::prepare(kAdd, {&a, &b}); }) ==
+  CHECK(error_text<ShapeError>([&] { pointwise::prepare(kAdd, {&a, &b}); }) ==
         "kiln::add: argument 'other': shapes [2, 3] and [4] are not broadcastable");
-  CHECK(error_of<ValueError>([&] { pointwise::prepare(kAdd, {&a, &none}); }) ==
+  CHECK(error_text<ValueError>([&] { pointwise::prepare(kAdd, {&a, &none}); }) ==
         "kiln::add: argument 'other': expected a tensor, got an undefined one");
 }
 
@@ -210,10 +200,10 @@ TEST_CASE("prepare_inplace: computes into self when it can") {
 
 TEST_CASE("prepare_inplace: shape and dtype errors") {
   Tensor small = zeros({3}), big = zeros({2, 3});
-  CHECK(error_of<ShapeError>([&] { pointwise::prepare_inplace(kAdd, small, {&small, &big}); }) ==
+  CHECK(error_text<ShapeError>([&] { pointwise::prepare_inplace(kAdd, small, {&small, &big}); }) ==
         "kiln::add: argument 'self': output with shape [3] doesn't match the broadcast shape [2, 3]");
   Tensor l = zeros({3}, TensorOptions(kInt64)), f = zeros({3});
-  CHECK(error_of<DTypeError>([&] { pointwise::prepare_inplace(kAdd, l, {&l, &f}); }) ==
+  CHECK(error_text<DTypeError>([&] { pointwise::prepare_inplace(kAdd, l, {&l, &f}); }) ==
         "kiln::add: argument 'self': result type float32 can't be cast to the desired output type int64");
   CHECK_THROWS_AS(pointwise::prepare_inplace(kDiv, l, {&l, &l}), DTypeError);  // int / int is float
   // an expanded self would have several elements written at one address
@@ -265,7 +255,7 @@ TEST_CASE("prepare_out: resizes, checks the dtype, uses a temporary for another 
   CHECK(c2.out.is_same(wrong_shape));
 
   Tensor l = empty({2, 3}, TensorOptions(kInt64));
-  CHECK(error_of<DTypeError>([&] { pointwise::prepare_out(kAdd, l, {&a, &b}); }) ==
+  CHECK(error_text<DTypeError>([&] { pointwise::prepare_out(kAdd, l, {&a, &b}); }) ==
         "kiln::add: argument 'out': result type float32 can't be cast to the desired output type int64");
 
   Tensor d = empty({2, 3}, TensorOptions(kFloat64));
@@ -283,14 +273,14 @@ TEST_CASE("prepare_out: resizes, checks the dtype, uses a temporary for another 
 }
 
 TEST_CASE("dispatch errors list what exists") {
-  CHECK(error_of<DTypeError>([] {
+  CHECK(error_text<DTypeError>([] {
           pointwise::throw_dtype_unsupported("add", kInt16, kCPU, {kFloat32, kFloat64});
         }) == "kiln::add: argument 'self': no CPU kernel for dtype int16; it has: float32, float64");
-  CHECK(error_of<NotImplementedError>([] {
+  CHECK(error_text<NotImplementedError>([] {
           pointwise::throw_no_backend("add", Device(DeviceType::CUDA, 0), "cpu");
         }) == "kiln::add: no CUDA kernel; it has: cpu");
   CHECK(pointwise::choice_index("gelu", "approximate", "none", {"none", "tanh"}) == 0);
   CHECK(pointwise::choice_index("gelu", "approximate", "tanh", {"none", "tanh"}) == 1);
-  CHECK(error_of<ValueError>([] { pointwise::choice_index("gelu", "approximate", "erf", {"none", "tanh"}); }) ==
+  CHECK(error_text<ValueError>([] { pointwise::choice_index("gelu", "approximate", "erf", {"none", "tanh"}); }) ==
         "kiln::gelu: argument 'approximate': expected one of 'none', 'tanh', got 'erf'");
 }
