@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from . import formulas
+from . import composite_check
 from .errors import ErrorList, RegistryError
 from .signature import Signature, SignatureError, parse_signature
 
@@ -262,6 +263,11 @@ def _parse_op(raw, groups, ctx, errors):
             errors.append(RegistryError(raw.line_of("backends"), f"unknown backend '{b}'", f"backends: {', '.join(BACKENDS)}"))
     op = Op(line=line, sig=sig, family=family, dtypes=dtypes, backends=[b for b in BACKENDS if b in backends],
             kind=kind, body=body.strip() if kind != "composite" else body.rstrip())
+    if kind == "composite":
+        found = composite_check.problem(op.body, OP_KEYS)
+        if found:  # a block scalar starts on the line after its key
+            first = raw.line_of(kind) + (1 if "\n" in op.body else 0)
+            errors.append(RegistryError(first + found[0], f"{sig.full_name}: {found[1]}", "check the indentation of the keys after it"))
     op.doc = str(raw.get("doc", "")).strip()
     if not op.doc:
         errors.append(RegistryError(line, f"{sig.full_name}: no 'doc' line", "one sentence saying what the op computes"))
