@@ -65,6 +65,10 @@ class AccumulateGrad final : public Node {
 };
 
 struct AutogradMeta {
+  AutogradMeta() = default;
+  AutogradMeta(const AutogradMeta&) = delete;
+  AutogradMeta& operator=(const AutogradMeta&) = delete;
+  ~AutogradMeta();  // a retaining non-leaf drops the gradient parked for it
   bool requires_grad = false;
   bool retains_grad = false;
   Tensor grad;

@@ -41,6 +41,17 @@ class Ref {
     p_ = nullptr;
   }
   T* release() { T* p = p_; p_ = nullptr; return p; }  // caller takes over one reference
+  // A new reference to `p` unless its count already reached zero (it is being destroyed).
+  // For non-owning tables whose entries the destructor erases under the table's lock: a
+  // plain Ref(p) after checking use_count() races with the last release.
+  static Ref try_retain(T* p) {
+    Ref r;
+    uint32_t n = p->refs_.load(std::memory_order_relaxed);
+    while (n != 0 && !p->refs_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) {
+    }
+    if (n != 0) r.p_ = p;
+    return r;
+  }
   T* get() const { return p_; }
   T* operator->() const { return p_; }
   T& operator*() const { return *p_; }

@@ -29,9 +29,19 @@ AccumulateGrad::AccumulateGrad(Tensor var) : variable(std::move(var)) {
 }
 
 
+namespace {
+// Graphs on several threads may share a leaf: its .grad is updated under a lock. Striped by
+// leaf so unrelated leaves do not contend.
+std::mutex& leaf_lock(const TensorImpl* leaf) {
+  static std::mutex stripes[64];
+  return stripes[(reinterpret_cast<uintptr_t>(leaf) >> 6) % 64];
+}
+}  // namespace
+
 TensorList AccumulateGrad::apply(TensorList&& grads) {
   if (grads.empty() || !grads[0].defined()) return {};
   Tensor g = std::move(grads[0]);
+  std::lock_guard<std::mutex> lock(leaf_lock(variable.impl()));
   KILN_CHECK(g.sizes().equals(variable.sizes()), AutogradError, "AccumulateGrad", "grad", "gradient of shape ",
              shape_str(g.sizes()), " does not match the leaf's shape ", shape_str(variable.sizes()));
   AutogradMeta& meta = variable.impl()->autograd_or_create();
@@ -59,8 +69,10 @@ NodeRef grad_accumulator(const Tensor& leaf) {
   Accumulators& t = accumulators();
   std::lock_guard<std::mutex> lock(t.mutex);
   auto it = t.by_leaf.find(leaf.impl());
-  // use_count 0: the node is being destroyed right now and will erase itself.
-  if (it != t.by_leaf.end() && it->second->use_count() > 0) return NodeRef(it->second);
+  // A count of 0: the node is being destroyed right now and will erase itself (its ~Node
+  // waits for this lock, so the object is still there to look at).
+  if (it != t.by_leaf.end())
+    if (NodeRef alive = NodeRef::try_retain(it->second)) return alive;
   auto node = make_ref<AccumulateGrad>(leaf);
   t.by_leaf[leaf.impl()] = node.get();
   t.leaf_of[node.get()] = leaf.impl();

@@ -35,6 +35,9 @@ bool has_retained(const Node* fn);
 void stash_retained(const Node* fn, const TensorList& grads);
 Tensor take_retained(const Node* fn, uint32_t output_nr);
 void forget_retained(const Node* fn);
+// The tensor that retained output `output_nr` of `fn` is gone: nobody can collect it. Its
+// parked gradient may (under create_graph) hold a graph that holds `fn`: drop it now.
+void forget_retained_output(const Node* fn, uint32_t output_nr);
 
 }  // namespace kiln::autograd::detail
 #endif  // KILN_RUNTIME_SRC_AUTOGRAD_INTERNAL_H_

@@ -88,4 +88,23 @@ void forget_retained(const Node* fn) {
   }
 }
 
+void forget_retained_output(const Node* fn, uint32_t output_nr) {
+  if (retained_count.load(std::memory_order_relaxed) == 0) return;
+  Tensor dying;  // destroyed outside the lock: it may own `fn` and other nodes
+  std::lock_guard<std::mutex> lock(retained().mutex);
+  auto it = retained().slots.find(fn);
+  if (it == retained().slots.end()) return;
+  auto& slots = it->second;
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].output_nr == output_nr) {
+      dying = std::move(slots[i].pending);
+      slots.erase(slots.begin() + i);
+      break;
+    }
+  if (slots.empty()) {
+    retained().slots.erase(it);
+    retained_count.store(retained().slots.size(), std::memory_order_relaxed);
+  }
+}
+
 }  // namespace kiln::autograd::detail

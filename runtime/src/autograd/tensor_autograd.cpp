@@ -15,6 +15,10 @@ void collect_retained(AutogradMeta* meta) {
 }
 }  // namespace
 
+AutogradMeta::~AutogradMeta() {
+  if (retains_grad && grad_fn) autograd::detail::forget_retained_output(grad_fn.get(), output_nr);
+}
+
 bool Tensor::requires_grad() const {
   const AutogradMeta* meta = impl_ ? impl_->autograd() : nullptr;
   return meta && (meta->requires_grad || meta->grad_fn);

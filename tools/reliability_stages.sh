@@ -1,0 +1,58 @@
+# The reliability stages of `tools/kiln test` (issue 5), sourced by tools/kiln after the
+# normal suite; `tools/kiln test --quick` skips them. Each stage has its own build directory
+# and prints ctest's summary line:
+#   asan  build-asan (clang, ASan + LSan + UBSan, -O1): the whole suite, any report fails it
+#   fuzz  build-asan: libFuzzer on op calls by name for KILN_FUZZ_SECONDS (60) from fuzz/corpus
+#   tsan  build-tsan (g++, TSan): the reliability tests (threads, memory, autograd safety)
+# Environment: KILN_FUZZ_SECONDS, KILN_ASAN_BUILD_DIR, KILN_TSAN_BUILD_DIR.
+
+ASAN_BUILD="${KILN_ASAN_BUILD_DIR:-$ROOT/build-asan}"
+TSAN_BUILD="${KILN_TSAN_BUILD_DIR:-$ROOT/build-tsan}"
+FUZZ_SECONDS="${KILN_FUZZ_SECONDS:-60}"
+# allocator_may_return_null: a huge request must reach kiln's own out-of-memory error.
+export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# OpenMP worker threads come from libgomp, which TSan cannot see into: its barriers would look
+# like races. One OpenMP thread per user thread keeps the report about kiln's own code; the
+# suppressions file names the remaining third-party frames.
+TSAN_ENV=(OMP_NUM_THREADS=1 "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=$ROOT/tests/reliability/tsan.supp")
+
+stage_asan() {
+  if [ ! -f "$ASAN_BUILD/build.ninja" ]; then
+    CXX=clang++ cmake -S "$ROOT" -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_DEMO=OFF \
+      -DKILN_SANITIZE=address,undefined -DKILN_FUZZ=ON -DKILN_CUDA=OFF >/dev/null
+  fi
+  cmake --build "$ASAN_BUILD" -j "$JOBS"
+  # The generator's own tests are plain Python: the normal run has them.
+  (cd "$ASAN_BUILD" && ctest --output-on-failure -j "$JOBS" -LE "fuzz|codegen")
+}
+
+stage_fuzz() {
+  cmake -S "$ROOT" -B "$ASAN_BUILD" -DKILN_FUZZ_SECONDS="$FUZZ_SECONDS" >/dev/null
+  cmake --build "$ASAN_BUILD" -j "$JOBS" --target kiln_fuzz_ops
+  (cd "$ASAN_BUILD" && ctest --output-on-failure -L fuzz)
+}
+
+stage_tsan() {
+  if [ ! -f "$TSAN_BUILD/build.ninja" ]; then
+    CXX=g++ cmake -S "$ROOT" -B "$TSAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_DEMO=OFF \
+      -DKILN_SANITIZE=thread -DKILN_CUDA=OFF >/dev/null
+  fi
+  cmake --build "$TSAN_BUILD" -j "$JOBS" --target kiln_reliability_tests
+  (cd "$TSAN_BUILD" && env "${TSAN_ENV[@]}" ctest --output-on-failure -j "$JOBS" -L reliability)
+}
+
+# Runs every stage (a failing one does not stop the others); returns non-zero if any failed.
+reliability_stages() {
+  local rc=0 summary=() stage start status
+  for stage in asan fuzz tsan; do
+    say "reliability stage: $stage"
+    start=$SECONDS
+    status=passed
+    "stage_$stage" || { status=FAILED; rc=1; }
+    summary+=("$(printf '%-5s %-7s %4ds' "$stage" "$status" $((SECONDS - start)))")
+  done
+  say "reliability stages:"
+  printf '  %s\n' "${summary[@]}"
+  return $rc
+}
