@@ -177,6 +177,9 @@ class OpView:
                     f"if (next_edges[{slot}].valid())\n"
                     f"      grad_inputs[{slot}] = support::finish_grad({formula}, {a.name}_sizes_, {a.name}_dtype_);")
                 slot = f"{slot} + 1"
+        # one allocation for the edge list when its length is known up front
+        if self.diff_inputs and not any(a.type.is_list for a in self.diff_inputs) and len(self.diff_inputs) > 1:
+            self.edge_inits.insert(0, f"node->next_edges.reserve({len(self.diff_inputs)});")
         self.record_inputs = ", ".join(f"&{a.name}" for a in self.diff_inputs if not a.type.is_list)
         self.record_lists = [a.name for a in self.diff_inputs if a.type.is_list]
 
@@ -220,6 +223,8 @@ class OpView:
                 inits.append(f"math::Opt<op_t>{{call.scalars[{si}].to<op_t>(), call.scalar_given[{si}]}}")
             else:
                 fills.append(f"call.scalars[{si}] = Scalar({a.name}); call.scalar_given[{si}] = true;")
+                if a.name == "alpha":  # PyTorch refuses a fractional alpha for integers
+                    fills.append(f'support::check_alpha("{self.full}", call.compute_dtype, {a.name});')
                 if b in ("Scalar", "float"):
                     fields.append(f"T {a.name};")
                     inits.append(f"call.scalars[{si}].to<op_t>()")

@@ -7,14 +7,14 @@
 namespace kiln::math {
 
 template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
-KILN_HOST_DEVICE inline T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
+KILN_HOST_DEVICE inline T sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
 template <typename T>
 KILN_HOST_DEVICE inline complex<T> sigmoid(complex<T> z) {
   return complex<T>(T(1)) / (complex<T>(T(1)) + exp(-z));
 }
 
 template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
-KILN_HOST_DEVICE inline T silu(T x) { return x / (T(1) + std::exp(-x)); }
+KILN_HOST_DEVICE inline T silu(T x) { return x / (T(1) + exp(-x)); }
 template <typename T>
 KILN_HOST_DEVICE inline complex<T> silu(complex<T> z) { return z / (complex<T>(T(1)) + exp(-z)); }
 

@@ -3,6 +3,7 @@
 // Elementary functions of float and double (the compute types of every int_to_float op):
 // the C library's, exactly as PyTorch's scalar CPU loops call them.
 #include "math_base.h"
+#include "math_simd.h"
 
 namespace kiln::math {
 

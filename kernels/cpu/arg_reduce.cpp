@@ -30,28 +30,38 @@ struct ArgReducer {
     V xv = V(x);
     if (a.i < 0 || better(xv, a.v)) { a.v = xv; a.i = r; }
   }
-  // Contiguous runs: the extreme value by a vectorized NaN-propagating max/min, then the first
-  // index holding it (a short scalar scan), merged after `a`.
+  // Contiguous runs in one vectorized pass: 16 lanes each keep the first best (value, index)
+  // of their own elements, then the lanes combine with ties going to the lower index, and the
+  // result is merged after `a` (which covers earlier indices).
   void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const {
-    if (s != 1 || n < 32) {
+    constexpr int kLanes = 16;
+    if (s != 1 || n < 4 * kLanes) {
       run_by_steps(*this, a, p, n, s, r);
       return;
     }
-    using Pick = MinMaxReducer<T, kMax, T>;
-    V lane[8];
-    for (int k = 0; k < 8; ++k) lane[k] = V(p[k]);
-    int64_t i = 8;
-    for (; i + 8 <= n; i += 8) {
-#pragma omp simd
-      for (int k = 0; k < 8; ++k) Pick::pick(lane[k], V(p[i + k]));
+    V lv[kLanes];
+    int64_t li[kLanes];
+    for (int k = 0; k < kLanes; ++k) {
+      lv[k] = V(p[k]);
+      li[k] = k;
     }
-    for (; i < n; ++i) Pick::pick(lane[0], V(p[i]));
-    V m = lane[0];
-    for (int k = 1; k < 8; ++k) Pick::pick(m, lane[k]);
-    const bool want_nan = is_nan(m);
-    int64_t at = 0;
-    while (at < n && !(want_nan ? is_nan(V(p[at])) : V(p[at]) == m)) ++at;
-    merge(a, acc_t{m, r + at});
+    int64_t i = kLanes;
+    for (; i + kLanes <= n; i += kLanes) {
+#pragma omp simd
+      for (int k = 0; k < kLanes; ++k) {
+        const V x = V(p[i + k]);
+        const bool b = better(x, lv[k]);
+        lv[k] = b ? x : lv[k];
+        li[k] = b ? i + k : li[k];
+      }
+    }
+    acc_t best{lv[0], li[0]};
+    for (int k = 1; k < kLanes; ++k)
+      if (better(lv[k], best.v) || (!better(best.v, lv[k]) && li[k] < best.i)) best = {lv[k], li[k]};
+    for (; i < n; ++i)
+      if (better(V(p[i]), best.v)) best = {V(p[i]), i};
+    best.i += r;
+    merge(a, best);
   }
   void merge(acc_t& a, const acc_t& b) const {
     if (b.i >= 0 && (a.i < 0 || better(b.v, a.v))) a = b;

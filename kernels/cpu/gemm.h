@@ -24,9 +24,7 @@ template <typename T>
 void gemm(int64_t n, int64_t m, int64_t k, const Scalar& alpha, MatRef<T> a, MatRef<T> b, const Scalar& beta,
           T* c, int64_t ldc);
 
-// Whether gemm<T> ends in OpenBLAS. OpenBLAS (OpenMP build) is slow when called from inside an
-// OpenMP parallel region (~25 us per call measured, against 0.6 us sequentially, for 32^3), so
-// bmm runs BLAS products one after another and only parallelizes the batch for the loop types.
+// Whether gemm<T> ends in OpenBLAS.
 template <typename T>
 inline constexpr bool gemm_uses_blas_v =
     std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, complex<float>> ||
@@ -34,6 +32,9 @@ inline constexpr bool gemm_uses_blas_v =
 
 // Work (n*m*k) below which a gemm is "small": bmm runs such loop-type products in parallel over the batch.
 inline constexpr int64_t kSmallGemmWork = 64 * 64 * 64;
+// BLAS products up to this work run one per thread in bmm: OpenBLAS's own split of a 128^3
+// product over threads costs more in synchronization than it gains.
+inline constexpr int64_t kBatchParallelBlasWork = 256 * 256 * 256;
 
 }  // namespace kiln::cpu
 #endif  // KILN_KERNELS_CPU_GEMM_H_

@@ -97,10 +97,12 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
       const int64_t as0 = self.stride(0), as1 = self.stride(1), as2 = self.stride(2);
       const int64_t bs0 = mat2.stride(0), bs1 = mat2.stride(1), bs2 = mat2.stride(2);
       const Scalar one(1), zero(0);
-      // cblas has no batched call: one gemm per entry. BLAS products run in sequence (see
-      // gemm_uses_blas_v); loop-type products run in parallel over the batch when each is small.
-      const bool parallel = !gemm_uses_blas_v<T> && bs > 1 && n * m * k < kSmallGemmWork &&
-                            bs * n * m * k >= kSmallGemmWork;
+      // cblas has no batched call: one gemm per entry. Entries too small for OpenBLAS to split
+      // well run in parallel over the batch (each then single-threaded inside); large ones run in
+      // sequence, each using every thread.
+      const int64_t work = n * m * k;
+      const bool parallel = bs > 1 && bs * work >= kSmallGemmWork &&
+                            work < (gemm_uses_blas_v<T> ? kBatchParallelBlasWork : kSmallGemmWork);
 #pragma omp parallel for schedule(static) if (parallel)
       for (int64_t i = 0; i < bs; ++i)
         gemm<T>(n, m, k, one, MatRef<T>{a + i * as0, as1, as2}, MatRef<T>{b + i * bs0, bs1, bs2}, zero,

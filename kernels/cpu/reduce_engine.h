@@ -171,7 +171,24 @@ void compute_range(const ReducePlan& p, const typename R::in_t* in, const R& red
   for (int64_t j = 0; j < nb; ++j) acc[j] = red.init(cur.out + j * kos);
   const in_t* base = in + cur.in;
   for_each_reduced_run(p, r0, r1, [&](int64_t off, int64_t n, int64_t s, int64_t r) {
-    for (int64_t i = 0; i < n; ++i) {
+    int64_t i = 0;
+    if (ks == 1) {
+      // Four rows per sweep: each accumulator is loaded and stored once per four steps, which
+      // are applied in the same order as one at a time (identical results).
+      for (; i + 4 <= n; i += 4) {
+        const in_t* row = base + off + i * s;
+#pragma omp simd
+        for (int64_t j = 0; j < nb; ++j) {
+          acc_t a = acc[j];
+          red.step(a, row[j], r + i);
+          red.step(a, row[j + s], r + i + 1);
+          red.step(a, row[j + 2 * s], r + i + 2);
+          red.step(a, row[j + 3 * s], r + i + 3);
+          acc[j] = a;
+        }
+      }
+    }
+    for (; i < n; ++i) {
       const in_t* row = base + off + i * s;
       if (ks == 1) {
 #pragma omp simd
@@ -256,26 +273,26 @@ KILN_INLINE void run_by_steps(const R& red, Acc& a, const In* p, int64_t n, int6
 }
 
 // `run` for associative, order-free accumulations (sums, max, all ...; never arg-reductions):
-// 8 independent lanes the compiler can vectorize, folded in a fixed order, so the result
-// depends only on the run boundaries, never on threads.
+// 32 independent lanes (several vector registers, so consecutive adds do not wait on each
+// other) the compiler vectorizes, folded pairwise in a fixed order, so the result depends only
+// on the run boundaries, never on threads.
 template <typename R, typename Acc, typename In>
 KILN_INLINE void run_by_lanes(const R& red, Acc& a, const In* p, int64_t n, int64_t s, int64_t r) {
-  if (s != 1 || n < 32) {
+  constexpr int kLanes = 32;
+  if (s != 1 || n < 2 * kLanes) {
     run_by_steps(red, a, p, n, s, r);
     return;
   }
-  Acc lane[8];
-  for (int k = 0; k < 8; ++k) lane[k] = red.identity(a);
+  Acc lane[kLanes];
+  for (int k = 0; k < kLanes; ++k) lane[k] = red.identity(a);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
+  for (; i + kLanes <= n; i += kLanes) {
 #pragma omp simd
-    for (int k = 0; k < 8; ++k) red.step(lane[k], p[i + k], r + i + k);
+    for (int k = 0; k < kLanes; ++k) red.step(lane[k], p[i + k], r + i + k);
   }
   for (; i < n; ++i) red.step(lane[0], p[i], r + i);
-  red.merge(lane[0], lane[1]); red.merge(lane[2], lane[3]);
-  red.merge(lane[4], lane[5]); red.merge(lane[6], lane[7]);
-  red.merge(lane[0], lane[2]); red.merge(lane[4], lane[6]);
-  red.merge(lane[0], lane[4]);
+  for (int width = kLanes / 2; width >= 1; width /= 2)
+    for (int k = 0; k < width; ++k) red.merge(lane[k], lane[k + width]);
   red.merge(a, lane[0]);
 }
 

@@ -38,18 +38,23 @@ void softmax_rows(const T* in, T* out, int64_t outer, int64_t D) {
 #pragma omp simd reduction(max : m)
       for (int64_t i = 0; i < D; ++i) m = std::max(m, C(x[i]));
       C s = 0;
-#pragma omp simd reduction(+ : s)
-      for (int64_t i = 0; i < D; ++i) {
-        e[i] = exp_c(C(x[i]) - m);
-        s += e[i];
-      }
       if constexpr (kLog) {
+        // only the sum is needed: nothing is stored in this pass
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < D; ++i) s += exp_c(C(x[i]) - m);
         const C shift = m + std::log(s);
 #pragma omp simd
         for (int64_t i = 0; i < D; ++i) y[i] = T(C(x[i]) - shift);
       } else {
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < D; ++i) {
+          e[i] = exp_c(C(x[i]) - m);
+          s += e[i];
+        }
+        // one division per row; the multiply is within an ulp of dividing each element
+        const C inv = C(1) / s;
 #pragma omp simd
-        for (int64_t i = 0; i < D; ++i) y[i] = T(e[i] / s);
+        for (int64_t i = 0; i < D; ++i) y[i] = T(e[i] * inv);
       }
     }
   }

@@ -34,8 +34,10 @@ DimVector broadcast_strides(const Tensor& src, IntArrayRef shape) {
 }
 
 // A 2-d copy where one side is dense along rows and the other along columns (x.t() into a
-// contiguous tensor): going through 64x64 tiles keeps both sides in cache; element by element,
-// power-of-two row strides make the strided side's lines evict each other (3x slower at 2048^2).
+// contiguous tensor) goes tile by tile. Tiles are long (256) along the source's contiguous dim
+// and short (8) along the destination's, and the inner loop writes the destination's short
+// contiguous run: measured here at 4096^2 floats, 12 ms, against 30 ms for square 16-tiles and
+// 52-56 ms for 64-tiles (few far-apart lines at a time is what TLB and DRAM reward).
 template <typename D, typename S>
 bool copy_transposed(const detail::StridedWalk<2>& walk, D* dst, const S* src) {
   if (walk.sizes.size() != 2) return false;
@@ -43,15 +45,21 @@ bool copy_transposed(const detail::StridedWalk<2>& walk, D* dst, const S* src) {
   int64_t d0 = walk.strides[0][0], d1 = walk.strides[0][1], s0 = walk.strides[1][0], s1 = walk.strides[1][1];
   bool transposed = (d0 == 1 && s1 == 1) || (s0 == 1 && d1 == 1);
   if (!transposed || n0 < 16 || n1 < 16) return false;
-  constexpr int64_t kTile = 64;
-  int64_t tiles1 = (n1 + kTile - 1) / kTile;
+  const bool src_along0 = s0 == 1;  // then the destination is contiguous along dim 1
+  const int64_t k0 = src_along0 ? 256 : 8, k1 = src_along0 ? 8 : 256;
+  int64_t tiles1 = (n1 + k1 - 1) / k1;
   auto run = [&](int64_t tb, int64_t te) {
     for (int64_t t1 = tb; t1 < te; ++t1) {
-      int64_t o_end = std::min(n1, (t1 + 1) * kTile);
-      for (int64_t i_begin = 0; i_begin < n0; i_begin += kTile) {
-        int64_t i_end = std::min(n0, i_begin + kTile);
-        for (int64_t o = t1 * kTile; o < o_end; ++o)
-          for (int64_t i = i_begin; i < i_end; ++i) dst[o * d1 + i * d0] = detail::convert<D>(src[o * s1 + i * s0]);
+      const int64_t o_begin = t1 * k1, o_end = std::min(n1, o_begin + k1);
+      for (int64_t i_begin = 0; i_begin < n0; i_begin += k0) {
+        const int64_t i_end = std::min(n0, i_begin + k0);
+        if (src_along0) {
+          for (int64_t i = i_begin; i < i_end; ++i)
+            for (int64_t o = o_begin; o < o_end; ++o) dst[o * d1 + i * d0] = detail::convert<D>(src[o * s1 + i * s0]);
+        } else {
+          for (int64_t o = o_begin; o < o_end; ++o)
+            for (int64_t i = i_begin; i < i_end; ++i) dst[o * d1 + i * d0] = detail::convert<D>(src[o * s1 + i * s0]);
+        }
       }
     }
   };

@@ -59,6 +59,7 @@ class Node : public RefCounted {
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(Tensor variable);
+  ~AccumulateGrad() override;
   const char* name() const override { return "AccumulateGrad"; }
   TensorList apply(TensorList&& grads) override;
   Tensor variable;
@@ -74,6 +75,8 @@ struct AutogradMeta {
   Tensor grad;
   NodeRef grad_fn;        // null for leaves
   uint32_t output_nr = 0;
+  // A leaf's live accumulator, not owned (it owns the leaf); ~AccumulateGrad clears it.
+  AccumulateGrad* accumulator = nullptr;
 };
 
 // A tensor kept for backward. Remembers the version at save time and refuses to unpack

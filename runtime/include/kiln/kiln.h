@@ -10,5 +10,6 @@
 #include "kiln/random.h"
 #include "kiln/scalar.h"
 #include "kiln/tensor.h"
+#include "kiln/threads.h"
 #include "kiln/value.h"
 #endif  // KILN_RUNTIME_INCLUDE_KILN_KILN_H_

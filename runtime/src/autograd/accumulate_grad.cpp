@@ -1,42 +1,41 @@
 // AccumulateGrad: the sink of a leaf's gradient, and the per-leaf cache of that node.
 #include <mutex>
-#include <unordered_map>
 #include "internal.h"
 
 namespace kiln {
 
 namespace {
-// Leaf impl -> its live accumulator, and back. Non-owning: ~Node erases a dying
-// accumulator; it holds the leaf, so the key cannot be reused while the entry exists.
-// Never destroyed, so graphs freed during static destruction still find it.
-struct Accumulators {
-  std::mutex mutex;
-  std::unordered_map<const TensorImpl*, AccumulateGrad*> by_leaf;
-  std::unordered_map<const Node*, const TensorImpl*> leaf_of;
-};
-Accumulators& accumulators() {
-  static auto* table = new Accumulators();
-  return *table;
+// Graphs on several threads may share a leaf: its .grad and its cached accumulator are updated
+// under locks striped by leaf, so unrelated leaves do not contend. Two sets: replacing .grad can
+// free a graph holding this leaf's accumulator, whose destructor takes the cache lock.
+std::mutex& stripe(std::mutex* stripes, const TensorImpl* leaf) {
+  return stripes[(reinterpret_cast<uintptr_t>(leaf) >> 6) % 64];
+}
+std::mutex& leaf_lock(const TensorImpl* leaf) {
+  static std::mutex stripes[64];
+  return stripe(stripes, leaf);
+}
+std::mutex& cache_lock(const TensorImpl* leaf) {
+  static std::mutex stripes[64];
+  return stripe(stripes, leaf);
 }
 }  // namespace
 
 AccumulateGrad::AccumulateGrad(Tensor var) : variable(std::move(var)) {
-  // As PyTorch: run as soon as ready, freeing the buffer early. ~Node also reads this
-  // mark to find accumulators (AccumulateGrad declares no destructor of its own).
+  // As PyTorch: run as soon as ready, freeing the buffer early.
   sequence_nr = autograd::detail::kAccumulatorSequenceNr;
   num_outputs = 1;
   output_meta.push_back({DimVector(variable.sizes()), variable.dtype(), variable.device()});
 }
 
 
-namespace {
-// Graphs on several threads may share a leaf: its .grad is updated under a lock. Striped by
-// leaf so unrelated leaves do not contend.
-std::mutex& leaf_lock(const TensorImpl* leaf) {
-  static std::mutex stripes[64];
-  return stripes[(reinterpret_cast<uintptr_t>(leaf) >> 6) % 64];
+AccumulateGrad::~AccumulateGrad() {
+  // Runs while `variable` still holds the leaf. A newer accumulator may already have replaced
+  // this one (a lookup saw our count at zero): then the slot is not ours to clear.
+  std::lock_guard<std::mutex> lock(cache_lock(variable.impl()));
+  AutogradMeta* meta = variable.impl()->autograd();
+  if (meta && meta->accumulator == this) meta->accumulator = nullptr;
 }
-}  // namespace
 
 TensorList AccumulateGrad::apply(TensorList&& grads) {
   if (grads.empty() || !grads[0].defined()) return {};
@@ -66,27 +65,16 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
 namespace autograd::detail {
 
 NodeRef grad_accumulator(const Tensor& leaf) {
-  Accumulators& t = accumulators();
-  std::lock_guard<std::mutex> lock(t.mutex);
-  auto it = t.by_leaf.find(leaf.impl());
-  // A count of 0: the node is being destroyed right now and will erase itself (its ~Node
-  // waits for this lock, so the object is still there to look at).
-  if (it != t.by_leaf.end())
-    if (NodeRef alive = NodeRef::try_retain(it->second)) return alive;
+  // The cache lives in the leaf itself (no table to search): PyTorch's weak grad_accumulator_.
+  std::lock_guard<std::mutex> lock(cache_lock(leaf.impl()));
+  AutogradMeta& meta = leaf.impl()->autograd_or_create();
+  // A count of 0: that node is being destroyed right now; its destructor waits for this lock
+  // and then leaves the slot alone, since it will hold the new node.
+  if (meta.accumulator)
+    if (NodeRef alive = NodeRef::try_retain(static_cast<Node*>(meta.accumulator))) return alive;
   auto node = make_ref<AccumulateGrad>(leaf);
-  t.by_leaf[leaf.impl()] = node.get();
-  t.leaf_of[node.get()] = leaf.impl();
+  meta.accumulator = node.get();
   return node;
-}
-
-void forget_accumulator(const Node* node) {
-  Accumulators& t = accumulators();
-  std::lock_guard<std::mutex> lock(t.mutex);
-  auto back = t.leaf_of.find(node);
-  if (back == t.leaf_of.end()) return;
-  auto it = t.by_leaf.find(back->second);
-  if (it != t.by_leaf.end() && it->second == node) t.by_leaf.erase(it);
-  t.leaf_of.erase(back);
 }
 
 }  // namespace autograd::detail

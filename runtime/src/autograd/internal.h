@@ -9,8 +9,6 @@ namespace kiln::autograd::detail {
 // The one AccumulateGrad of a leaf while any graph still holds it, so every use of the
 // leaf feeds the same node (gradients add up in one input buffer, grad() finds it).
 NodeRef grad_accumulator(const Tensor& leaf);
-// Called by ~Node for nodes carrying kAccumulatorSequenceNr.
-void forget_accumulator(const Node* node);
 inline constexpr uint64_t kAccumulatorSequenceNr = UINT64_MAX;
 
 // True when `from` broadcasts to `to` (trailing alignment, size-1 dims stretch).

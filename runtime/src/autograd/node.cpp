@@ -13,7 +13,6 @@ std::atomic<uint64_t> next_sequence_nr{0};
 Node::Node() : sequence_nr(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
 
 Node::~Node() {
-  if (sequence_nr == autograd::detail::kAccumulatorSequenceNr) autograd::detail::forget_accumulator(this);
   if (autograd::detail::has_retained(this)) autograd::detail::forget_retained(this);
   // Children whose last reference is ours are parked and freed by the outermost
   // destructor in a loop instead of recursively. The list lives on that destructor's

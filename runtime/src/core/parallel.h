@@ -34,5 +34,12 @@ void parallel_range(int64_t n, const Fn& fn) {
   else parallel_chunks(n, fn);
 }
 
+// parallel_chunks over n items of work_per_item elements each, when the total is worth a fork.
+template <typename Fn>
+void parallel_items(int64_t n, int64_t work_per_item, const Fn& fn) {
+  if (n < 2 || n * work_per_item < kParallelGrain) fn(int64_t(0), n);
+  else parallel_chunks(n, fn);
+}
+
 }  // namespace kiln::detail
 #endif  // KILN_RUNTIME_SRC_CORE_PARALLEL_H_

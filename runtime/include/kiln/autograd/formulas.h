@@ -35,6 +35,13 @@ Tensor log_softmax_backward_data(const Tensor& grad, const Tensor& result, int64
 Tensor nll_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
                          int64_t reduction, int64_t ignore_index);
 
+// Matrix products. mat2's gradient is computed in mat2's own layout: for weight.t() (linear)
+// that makes the gradient reaching the weight contiguous, with no transposing copy.
+Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, const Scalar& alpha);
+Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, const Tensor& mat2, const Scalar& alpha);
+// grad * s, or grad itself when s is 1 (no pass over the data for the common default).
+Tensor scale_grad(const Tensor& grad, const Scalar& s);
+
 // Pointwise.
 Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& min,
                       const std::optional<Scalar>& max);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <tuple>
 #include <utility>
+#include <vector>
 #include "kiln/pointwise.h"
 
 namespace kiln::cpu {
@@ -79,6 +80,103 @@ void parallel_for(int64_t numel, Fn&& fn) {
   }
 }
 
+// True when some operand walks the two innermost dims in the other order than the output (a
+// transposed input): a run along dim 0 then touches one cache line per element for it, so the
+// loop goes tile by tile instead, and each tile's lines stay in L1 while it is swept.
+inline bool wants_tiles(const StridedGeometry& g, int n) {
+  if (g.ndim < 2 || g.sizes[0] < 8 || g.sizes[1] < 8) return false;
+  for (int k = 0; k < n; ++k) {
+    int64_t s0 = g.strides[k][0] < 0 ? -g.strides[k][0] : g.strides[k][0];
+    int64_t s1 = g.strides[k][1] < 0 ? -g.strides[k][1] : g.strides[k][1];
+    if (s1 != 0 && s1 < s0) return true;
+  }
+  return false;
+}
+
+// Tiles are tall and narrow: kTileCols along dim 0 (where the transposed operand jumps a row per
+// element) by kTileRows along dim 1 (where it is contiguous). Measured here for
+// out = a.t() + b at 4096 x 4096 floats: 20-24 ms with 128-256 x 8-16 tiles, against 50-80 ms
+// with square 16-64 tiles; few distinct far-apart lines at a time is what the memory system
+// (TLB, prefetchers, DRAM pages) rewards, not just fitting in L1. 16 columns keep the
+// vectorized row runs worth their call.
+inline constexpr int64_t kTileCols = 16;
+inline constexpr int64_t kTileRows = 256;
+
+// Copies a rows x cols block whose elements are `stride_c` bytes apart along a row and
+// `stride_r` apart down a column into dst (row-major, kTileCols elements per row), walking each
+// column so the source is read along its contiguous direction.
+template <typename E>
+void gather_tile(char* dst, const char* src, int64_t rows, int64_t cols, int64_t stride_r, int64_t stride_c) {
+  E* d = reinterpret_cast<E*>(dst);
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = 0; r < rows; ++r)
+      d[r * kTileCols + c] = *reinterpret_cast<const E*>(src + r * stride_r + c * stride_c);
+}
+inline void gather_tile_bytes(size_t elem, char* dst, const char* src, int64_t rows, int64_t cols, int64_t sr,
+                              int64_t sc) {
+  struct alignas(16) E16 { char b[16]; };
+  switch (elem) {
+    case 1: gather_tile<uint8_t>(dst, src, rows, cols, sr, sc); break;
+    case 2: gather_tile<uint16_t>(dst, src, rows, cols, sr, sc); break;
+    case 4: gather_tile<uint32_t>(dst, src, rows, cols, sr, sc); break;
+    case 8: gather_tile<uint64_t>(dst, src, rows, cols, sr, sc); break;
+    default: gather_tile<E16>(dst, src, rows, cols, sr, sc); break;
+  }
+}
+
+// Calls body(ptrs, strides_bytes, count) for each row (dim 1) of each tile of dims 0 and 1,
+// tiles split over the threads; dims 2.. are outer loops. Inputs that run across dim 0 (a
+// transposed input) are first copied into a dense per-tile buffer, so every row the body sees
+// is unit-stride or broadcast and takes the vectorized loops. elem[k]: operand k's size.
+template <typename Body>
+void for_each_tile_row(const StridedGeometry& g, int n, const size_t* elem, Body&& body) {
+  const int64_t s0 = g.sizes[0], s1 = g.sizes[1];
+  const int64_t t0 = (s0 + kTileCols - 1) / kTileCols, t1 = (s1 + kTileRows - 1) / kTileRows;
+  const int64_t ntiles = g.numel / (s0 * s1) * t0 * t1;
+  bool staged[5] = {false};
+  for (int k = 1; k < n; ++k) staged[k] = g.strides[k][0] != 0 && g.strides[k][0] != int64_t(elem[k]);
+  constexpr size_t kBufferBytes = size_t(kTileRows * kTileCols) * 16;  // any element type
+  auto tile = [&](int64_t t) {
+    thread_local std::vector<char> scratch;
+    if (scratch.size() < 4 * kBufferBytes) scratch.resize(4 * kBufferBytes);
+    int64_t j = t % t0, i = (t / t0) % t1, rem = t / (t0 * t1);
+    char* p[5];
+    for (int k = 0; k < n; ++k) p[k] = g.base[k];
+    for (int d = 2; d < g.ndim; ++d) {
+      int64_t idx = rem % g.sizes[d];
+      rem /= g.sizes[d];
+      for (int k = 0; k < n; ++k) p[k] += idx * g.strides[k][d];
+    }
+    const int64_t j0 = j * kTileCols, cols = std::min(kTileCols, s0 - j0);
+    const int64_t i0 = i * kTileRows, rows = std::min(kTileRows, s1 - i0);
+    int64_t inner[5];
+    char* buffer[5] = {nullptr};
+    for (int k = 0; k < n; ++k) {
+      p[k] += i0 * g.strides[k][1] + j0 * g.strides[k][0];
+      inner[k] = g.strides[k][0];
+      if (staged[k]) {
+        buffer[k] = scratch.data() + size_t(k - 1) * kBufferBytes;
+        gather_tile_bytes(elem[k], buffer[k], p[k], rows, cols, g.strides[k][1], g.strides[k][0]);
+        inner[k] = int64_t(elem[k]);
+      }
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      char* q[5];
+      for (int k = 0; k < n; ++k)
+        q[k] = staged[k] ? buffer[k] + r * kTileCols * int64_t(elem[k]) : p[k] + r * g.strides[k][1];
+      body(q, inner, cols);
+    }
+  };
+  const int64_t want = g.numel / kParallelGrain;
+  if (want < 2 || ntiles < 2 || omp_in_parallel() || omp_get_max_threads() < 2) {
+    for (int64_t t = 0; t < ntiles; ++t) tile(t);
+    return;
+  }
+  const int nt = int(std::min<int64_t>(want, omp_get_max_threads()));
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t t = 0; t < ntiles; ++t) tile(t);
+}
+
 namespace detail {
 template <typename out_t, typename... in_t, typename F, size_t... I>
 KILN_INLINE void run_strided(char** p, const int64_t* s, int64_t count, const F& f, std::index_sequence<I...>) {
@@ -89,12 +187,49 @@ KILN_INLINE void run_strided(char** p, const int64_t* s, int64_t count, const F&
 // compiler vectorize without alias checks. An in-place op passes out == an input: every element
 // is read before it is written at the same index, which this loop preserves.
 template <typename out_t, typename... in_t, typename F>
+// `omp simd` vectorizes even where -O2's cost model would not, and calls libmvec's vector math.
 KILN_INLINE void run_dense(out_t* __restrict__ o, int64_t count, const F& f, const in_t* __restrict__... in) {
+#pragma omp simd
   for (int64_t i = 0; i < count; ++i) o[i] = out_t(f(in[i]...));
 }
 template <typename out_t, typename... in_t, typename F, size_t... I>
 KILN_INLINE void run_contiguous(char** p, int64_t count, const F& f, std::index_sequence<I...>) {
   run_dense<out_t, in_t...>(reinterpret_cast<out_t*>(p[0]), count, f, reinterpret_cast<const in_t*>(p[I + 1])...);
+}
+// A binary op with one operand broadcast along the run (x * 2, a row added to a matrix's
+// columns): the broadcast value is loaded once and the rest vectorizes like a dense run.
+template <typename out_t, typename A, typename B, typename F>
+KILN_INLINE void run_dense_scalar_b(out_t* __restrict__ o, int64_t count, const F& f, const A* __restrict__ a, B b) {
+#pragma omp simd
+  for (int64_t i = 0; i < count; ++i) o[i] = out_t(f(a[i], b));
+}
+template <typename out_t, typename A, typename B, typename F>
+KILN_INLINE void run_dense_scalar_a(out_t* __restrict__ o, int64_t count, const F& f, A a, const B* __restrict__ b) {
+#pragma omp simd
+  for (int64_t i = 0; i < count; ++i) o[i] = out_t(f(a, b[i]));
+}
+// One run of a strided loop: the dense and broadcast-operand shapes take vectorized loops.
+template <typename out_t, typename... in_t, typename F, size_t... I>
+KILN_INLINE void run_any(char** p, const int64_t* s, int64_t count, const F& f, std::index_sequence<I...> seq) {
+  const bool out_dense = s[0] == int64_t(sizeof(out_t));
+  if (out_dense && ((s[I + 1] == int64_t(sizeof(in_t))) && ...)) {
+    run_contiguous<out_t, in_t...>(p, count, f, seq);
+    return;
+  }
+  if constexpr (sizeof...(in_t) == 2) {
+    using A = std::tuple_element_t<0, std::tuple<in_t...>>;
+    using B = std::tuple_element_t<1, std::tuple<in_t...>>;
+    out_t* o = reinterpret_cast<out_t*>(p[0]);
+    if (out_dense && s[1] == int64_t(sizeof(A)) && s[2] == 0) {
+      run_dense_scalar_b<out_t>(o, count, f, reinterpret_cast<const A*>(p[1]), *reinterpret_cast<const B*>(p[2]));
+      return;
+    }
+    if (out_dense && s[1] == 0 && s[2] == int64_t(sizeof(B))) {
+      run_dense_scalar_a<out_t>(o, count, f, *reinterpret_cast<const A*>(p[1]), reinterpret_cast<const B*>(p[2]));
+      return;
+    }
+  }
+  run_strided<out_t, in_t...>(p, s, count, f, seq);
 }
 }  // namespace detail
 
@@ -108,6 +243,13 @@ void pointwise_loop(const PointwiseCall& call, const F& f) {
   StridedGeometry g = make_geometry(ops, n);
   if (g.numel == 0) return;
   using Seq = std::index_sequence_for<in_t...>;
+  if (!g.contiguous && wants_tiles(g, n)) {
+    const size_t elem[n] = {sizeof(out_t), sizeof(in_t)...};
+    for_each_tile_row(g, n, elem, [&](char** p, const int64_t* s, int64_t count) {
+      detail::run_any<out_t, in_t...>(p, s, count, f, Seq{});
+    });
+    return;
+  }
   parallel_for(g.numel, [&](int64_t b, int64_t e) {
     if (g.contiguous) {
       char* p[n];
@@ -117,7 +259,7 @@ void pointwise_loop(const PointwiseCall& call, const F& f) {
       detail::run_contiguous<out_t, in_t...>(p, e - b, f, Seq{});
     } else {
       for_each_run(g, n, b, e, [&](char** p, const int64_t* s, int64_t count) {
-        detail::run_strided<out_t, in_t...>(p, s, count, f, Seq{});
+        detail::run_any<out_t, in_t...>(p, s, count, f, Seq{});
       });
     }
   });
