@@ -1,0 +1,17 @@
+#ifndef KILN_BENCH_CASES_H_
+#define KILN_BENCH_CASES_H_
+// The benchmark's cases, one file per group; each case runs the same work in kiln and libtorch.
+#include <vector>
+
+#include "harness.h"
+
+namespace kiln_bench {
+
+std::vector<Case> overhead_cases();
+std::vector<Case> pointwise_cases();
+std::vector<Case> reduction_cases();
+std::vector<Case> linalg_cases();
+std::vector<Case> training_cases();
+
+}  // namespace kiln_bench
+#endif  // KILN_BENCH_CASES_H_

@@ -1,0 +1,76 @@
+// One training step of an MLP (784-256-256-10, relu, batch 128, cross-entropy, backward,
+// SGD update), the same weights and data on both sides.
+#include <kiln/kiln.h>
+#include <kiln/optim.h>
+#include <torch/torch.h>
+
+#include <memory>
+
+#include "cases.h"
+#include "twin.h"
+
+namespace kiln_bench {
+namespace {
+
+struct KilnMlp {
+  std::vector<kiln::Tensor> params;
+  std::unique_ptr<kiln::optim::SGD> opt;
+  kiln::Tensor x, y;
+  void step() {
+    kiln::Tensor h = kiln::linear(x, params[0], params[1]).relu();
+    h = kiln::linear(h, params[2], params[3]).relu();
+    kiln::Tensor loss = kiln::cross_entropy(kiln::linear(h, params[4], params[5]), y);
+    opt->zero_grad(true);
+    loss.backward();
+    opt->step();
+  }
+};
+
+struct TorchMlp {
+  std::vector<at::Tensor> params;
+  std::unique_ptr<torch::optim::SGD> opt;
+  at::Tensor x, y;
+  void step() {
+    at::Tensor h = at::linear(x, params[0], params[1]).relu();
+    h = at::linear(h, params[2], params[3]).relu();
+    at::Tensor loss = at::cross_entropy_loss(at::linear(h, params[4], params[5]), y);
+    // torch 1.13 zero_grad() fills with zeros; set_to_none like kiln by dropping the grads
+    for (at::Tensor& p : params) p.mutable_grad().reset();
+    loss.backward();
+    opt->step();
+  }
+};
+
+Case mlp_step() {
+  double flops = 3 * 2.0 * 128 * (784 * 256 + 256 * 256 + 256 * 10);  // forward + two backward GEMMs
+  return {"MLP training step 784-256-256-10, batch 128", "training", 0, flops, "", [] {
+    auto k = std::make_shared<KilnMlp>();
+    auto t = std::make_shared<TorchMlp>();
+    const int64_t dims[] = {784, 256, 256, 10};
+    for (int l = 0; l < 3; ++l) {
+      Twin w = twin_randn({dims[l + 1], dims[l]}), b = twin_randn({dims[l + 1]});
+      double scale = 1.0 / std::sqrt(double(dims[l]));
+      for (Twin* p : {&w, &b}) {
+        p->k = (p->k * scale).detach().requires_grad_();
+        p->t = (p->t * scale).detach().requires_grad_();
+        k->params.push_back(p->k);
+        t->params.push_back(p->t);
+      }
+    }
+    Twin x = twin_randn({128, 784});
+    kiln::Tensor labels = kiln::randint(0, 10, {128});
+    k->x = x.k;
+    t->x = x.t;
+    k->y = labels;
+    t->y = to_torch(labels);
+    k->opt = std::make_unique<kiln::optim::SGD>(k->params, kiln::optim::SGDOptions{0.01});
+    t->opt = std::make_unique<torch::optim::SGD>(t->params, torch::optim::SGDOptions(0.01));
+    return Prepared{[k] { k->step(); }, [t] { t->step(); }};
+  }};
+}
+
+}  // namespace
+
+std::vector<Case> training_cases() { return {mlp_step()}; }
+
+}  // namespace kiln_bench
