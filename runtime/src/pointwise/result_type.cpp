@@ -59,6 +59,14 @@ std::optional<DType> combine_categories(std::optional<DType> higher, std::option
 }  // namespace
 
 DType result_type(const Tensor* const* inputs, int n, const Scalar* const* scalars, int num_scalars) {
+  // The common case, tensors of one dtype and no Python numbers, promotes to that dtype.
+  if (num_scalars == 0 && n > 0 && inputs[0] && inputs[0]->defined() && !inputs[0]->impl()->is_wrapped_number) {
+    const DType first = inputs[0]->dtype();
+    bool same = true;
+    for (int i = 1; i < n && same; ++i)
+      same = inputs[i] && inputs[i]->defined() && !inputs[i]->impl()->is_wrapped_number && inputs[i]->dtype() == first;
+    if (same) return first;
+  }
   ResultTypeState s;
   for (int i = 0; i < n; ++i)
     if (inputs[i]) update(s, *inputs[i]);
