@@ -164,19 +164,28 @@ Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
   return fill_inplace(self, "normal_", "NormalBackward", [&](Tensor& t) { normal_cpu(t, mean, std, g); });
 }
 
+// Named after the random op, not the empty() it calls.
+static void check_sizes(const char* op, IntArrayRef sizes) {
+  for (int64_t s : sizes)
+    KILN_CHECK(s >= 0, ValueError, op, "size", "negative dimension ", s, " in ", shape_str(sizes));
+}
+
 Tensor rand(IntArrayRef sizes, TensorOptions opts, Generator* gen) {
+  check_sizes("rand", sizes);
   check_inexact("rand", "dtype", opts.dtype);
   Generator& g = resolve(gen);
   return create(sizes, opts, [&](Tensor& t) { uniform_cpu(t, 0, 1, g); });
 }
 
 Tensor randn(IntArrayRef sizes, TensorOptions opts, Generator* gen) {
+  check_sizes("randn", sizes);
   check_inexact("randn", "dtype", opts.dtype);
   Generator& g = resolve(gen);
   return create(sizes, opts, [&](Tensor& t) { normal_cpu(t, 0, 1, g); });
 }
 
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions opts, Generator* gen) {
+  check_sizes("randint", sizes);
   KILN_CHECK(low < high, ValueError, "randint", "high", "expected low < high, got low=", low, ", high=", high);
   check_holds("randint", opts.dtype, low, high - 1);
   const uint64_t range = uint64_t(high) - uint64_t(low);  // exact in uint64 even for [INT64_MIN, INT64_MAX)

@@ -32,6 +32,13 @@ void add_output_meta(Node& node, const Tensor& output);
 Tensor finish_grad(const Tensor& grad, IntArrayRef sizes, DType dtype);
 void check_inplace(const Tensor& self, const char* op);
 void check_out_no_grad(const char* op, const Tensor& out, std::initializer_list<const Tensor*> inputs);
+// add/sub: a floating or complex alpha cannot scale integers, a non-bool one cannot scale bools
+// (PyTorch's rule; converting it would silently compute something else).
+void check_alpha(const char* op, DType compute, const Scalar& alpha);
+// In a catch handler of op `op`: rethrows the current kiln::Error, naming `op` first when an
+// inner op raised it ("kiln::mv: kiln::mm: argument 'mat2': ..."), so the message names the op
+// that was called. Every generated op function is wrapped in it (a function-try-block).
+[[noreturn]] void rethrow_in(const char* op);
 
 // Views share storage with their base; remember it so in-place autograd can refuse them.
 void mark_view(const Tensor& result, const Tensor& base);

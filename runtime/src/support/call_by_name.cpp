@@ -54,14 +54,17 @@ std::string bind(const RegistryEntry& e, const std::vector<Value>& args, const K
 
 Value call_by_name(const RegistryEntry* entries, size_t n, const std::string& name, const std::vector<Value>& args,
                    const Kwargs& kwargs) {
-  // "add" tries add's overloads in order (add.Tensor, ...); "add.Tensor" names one.
+  // "add" tries add's overloads in order (add.Tensor, ...); "add.Tensor" names one, and
+  // "prod.default" (as in torch.ops.aten) the one without an overload name.
   const bool has_overload = name.find('.') != std::string::npos;
+  const std::string exact = name.size() > 8 && name.compare(name.size() - 8, 8, ".default") == 0
+                                ? name.substr(0, name.size() - 8) : name;
   const Value* bound[32];
   std::string reasons;
   bool known = false;
   for (size_t i = 0; i < n; ++i) {
     const RegistryEntry& e = entries[i];
-    if (has_overload ? name != e.full_name : name != e.name) continue;
+    if (has_overload ? exact != e.full_name : name != e.name) continue;
     known = true;
     const std::string why = bind(e, args, kwargs, bound);
     if (why.empty()) return e.fn(bound);

@@ -1,4 +1,5 @@
 // Argument checks shared by every generated op.
+#include <cstring>
 #include "kiln/op_support.h"
 
 namespace kiln::support {
@@ -51,6 +52,44 @@ void check_out_no_grad(const char* op, const Tensor& out, std::initializer_list<
   for (const Tensor* t : inputs) any = any || (t->defined() && t->requires_grad());
   KILN_CHECK(!any, AutogradError, op, "out",
              "functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad");
+}
+
+void check_alpha(const char* op, DType compute, const Scalar& alpha) {
+  if (alpha.is_bool())
+    KILN_CHECK(compute == DType::Bool, DTypeError, op, "alpha", "a boolean alpha is only supported for boolean results");
+  if (!is_inexact(compute))
+    KILN_CHECK(alpha.is_integral() || alpha.is_bool(), DTypeError, op, "alpha",
+               "for integral input tensors, alpha must not be a floating point or complex number, got ", alpha.str());
+}
+
+namespace {
+// "kiln::op" and "kiln::op.overload" both name `op`.
+bool names_op(const std::string& raised_by, const char* op) {
+  const size_t n = std::strlen(op);
+  return raised_by.compare(0, n, op) == 0 && (raised_by.size() == n || raised_by[n] == '.' || raised_by[n] == '_');
+}
+[[noreturn]] void throw_kind(ErrorKind kind, const char* op, const std::string& what) {
+  switch (kind) {
+    case ErrorKind::Shape: throw ShapeError(op, "", what);
+    case ErrorKind::DType: throw DTypeError(op, "", what);
+    case ErrorKind::Device: throw DeviceError(op, "", what);
+    case ErrorKind::Index: throw IndexError(op, "", what);
+    case ErrorKind::Value: throw ValueError(op, "", what);
+    case ErrorKind::NotImplemented: throw NotImplementedError(op, "", what);
+    case ErrorKind::Autograd: throw AutogradError(op, "", what);
+    case ErrorKind::Internal: break;
+  }
+  throw InternalError(op, "", what);
+}
+}  // namespace
+
+void rethrow_in(const char* op) {
+  try {
+    throw;
+  } catch (const Error& e) {
+    if (names_op(e.op(), op)) throw;
+    throw_kind(e.kind(), op, e.what());
+  }
 }
 
 }  // namespace kiln::support
