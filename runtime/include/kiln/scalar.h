@@ -8,6 +8,17 @@
 
 namespace kiln {
 
+namespace detail {
+// Floating -> integer without undefined behaviour, as x86 PyTorch computes it: truncation via
+// int64; NaN, infinities and values outside int64 give INT64_MIN, which narrower types wrap.
+template <typename To, typename F>
+inline To float_to_int(F v) {
+  const double d = double(v);
+  const int64_t i = (d >= -9223372036854775808.0 && d < 9223372036854775808.0) ? int64_t(d) : INT64_MIN;
+  return To(i);
+}
+}  // namespace detail
+
 class Scalar {
  public:
   enum class Kind : int8_t { Bool, Int, Float, Complex };
@@ -46,10 +57,15 @@ class Scalar {
     } else {
       switch (kind_) {
         case Kind::Bool: case Kind::Int: return T(v_.i);
-        case Kind::Float: return T(v_.d);
-        default: return T(v_.c.re);
+        case Kind::Float: return to_real<T>(v_.d);
+        default: return to_real<T>(v_.c.re);
       }
     }
+  }
+  template <typename T>
+  static T to_real(double d) {
+    if constexpr (std::is_integral_v<T>) return detail::float_to_int<T>(d);
+    else return T(d);
   }
   double to_double() const { return to<double>(); }
   int64_t to_int() const { return to<int64_t>(); }

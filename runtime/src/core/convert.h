@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 #include "kiln/dtype.h"
+#include "kiln/scalar.h"  // detail::float_to_int
 
 namespace kiln::detail {
 
@@ -27,8 +28,8 @@ KILN_INLINE To convert(From v) {
       else return static_cast<opmath_t<From>>(v);
     }();
     using R = decltype(r);
-    if constexpr (std::is_integral_v<To> && std::is_floating_point_v<R> && sizeof(To) < 8)
-      return To(int64_t(r));
+    if constexpr (std::is_integral_v<To> && std::is_floating_point_v<R>)
+      return float_to_int<To>(r);  // NaN, inf and out-of-range values are defined too
     else
       return To(r);
   }
