@@ -37,8 +37,8 @@ TARGETS = [
     ("bmm", "bmm at least 1.5x libtorch", ["bmm [64,128,128]"], "speedup", 1.5),
     ("mlp", "MLP training step at least 1.5x libtorch", ["MLP training step 784-256-256-10, batch 128"],
      "speedup", 1.5),
-    ("mlp_steady", "MLP training step steady at 2 threads (slowest round within 2x of the fastest)",
-     ["MLP training step 784-256-256-10, batch 128"], "steadiness", 0.5),
+    ("mlp_steady", "MLP training step steady at 2 threads (no round slower than 2x the fastest, "
+     "nor than 2x the 1-thread step)", ["MLP training step 784-256-256-10, batch 128"], "steadiness", 0.5),
 ]
 BUILD_TARGETS = [
     ("clean_build", "clean CPU build at most 4 minutes on 2 cores", "clean_build_s", 240.0),
@@ -66,10 +66,14 @@ def derived(c, machine):
     return ""
 
 
-def metric(c, name):
+def metric(c, name, by_key):
     if name == "steadiness":
         rounds = c["kiln_rounds_s"]
-        return min(rounds) / max(rounds)
+        one_thread = by_key.get((c["name"], 1))
+        ratio = min(rounds) / max(rounds)
+        if one_thread:
+            ratio = min(ratio, one_thread["kiln_s"] / max(rounds))
+        return ratio
     return c.get(name)
 
 
@@ -160,12 +164,12 @@ def main():
             c = by_key.get((case, 2))
             if c is None:
                 continue
-            v = metric(c, name)
+            v = metric(c, name, by_key)
             ok = v is not None and v >= floor
             if name == "speedup":
                 shown, need = f"{v:.2f}× ({c['speedup_min']:.2f}–{c['speedup_max']:.2f})", f"{floor:g}×"
             elif name == "steadiness":
-                shown, need = f"fastest/slowest round {v:.2f}", f"≥ {floor:g}"
+                shown, need = f"{v:.2f} (fastest round, or the 1-thread step, over the slowest round)", f"≥ {floor:g}"
             else:
                 shown, need = f"{100 * v:.0f}%", f"{100 * floor:.0f}%"
             out.append(f"| {text} | {case} | {need} | {shown} | {'met' if ok else '**missed**'} |")
