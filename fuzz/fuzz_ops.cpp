@@ -34,7 +34,8 @@ class Bytes {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const double kNumbers[] = {0, 1, -1, 2, -2, 0.5, -0.25, 3, 7, 100, -128, 127, 255, 1e-7,
                            1e30, -1e30, kInf, -kInf, std::numeric_limits<double>::quiet_NaN(), 65504, 1e300};
-const int64_t kInts[] = {0, 1, 2, 3, -1, -2, 4, 5, 9, -10, 0, 1, 2, 1, int64_t(1) << 31, int64_t(1) << 62,
+// Sizes stay small or overflow outright: a legal 8 GiB tensor is libFuzzer's out-of-memory, not a bug.
+const int64_t kInts[] = {0, 1, 2, 3, -1, -2, 4, 5, 9, -10, 0, 1, 2, 1, 100, int64_t(1) << 62,
                          std::numeric_limits<int64_t>::min()};
 const char* kStrings[] = {"none", "tanh", "trunc", "floor", "mean", "sum", "", "float32", "int64"};
 

@@ -76,7 +76,10 @@ DimVector contiguous_strides(IntArrayRef sizes) {
 
 int64_t numel_of(IntArrayRef sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  for (int64_t s : sizes)
+    // A view of 2^62 x 4 elements would otherwise report a wrapped (even negative) numel.
+    if (KILN_UNLIKELY(__builtin_mul_overflow(n, s, &n)))
+      KILN_FAIL(ValueError, "", "size", "too many elements in ", shape_str(sizes));
   return n;
 }
 
