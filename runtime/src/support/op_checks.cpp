@@ -88,7 +88,10 @@ void rethrow_in(const char* op) {
     throw;
   } catch (const Error& e) {
     if (names_op(e.op(), op)) throw;
-    throw_kind(e.kind(), op, e.what());
+    std::string what = e.what();
+    // raised by a helper without an op of its own ("kiln: argument 'size': ..."): it is this op's
+    if (e.op().empty() && what.compare(0, 6, "kiln: ") == 0) what.erase(0, 6);
+    throw_kind(e.kind(), op, what);
   }
 }
 
