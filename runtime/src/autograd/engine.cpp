@@ -170,7 +170,9 @@ class GraphTask {
                  "returned an incorrect number of gradients (expected ", node.next_edges.size(), ", got ",
                  outputs.size(), ")");
     }
-    if (!retain_graph_) {
+    // A leaf's AccumulateGrad saves nothing and may be shared with graphs running on other
+    // threads: leave it untouched (TSan found the racing write to `released`).
+    if (!retain_graph_ && node.sequence_nr != detail::kAccumulatorSequenceNr) {
       node.release_variables();
       node.released = true;
     }
