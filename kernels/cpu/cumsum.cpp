@@ -56,9 +56,8 @@ Tensor cumsum_impl(const Tensor& self, int64_t dim, DType dt, const char* op) {
   Tensor in = dense(self, dt);
   Tensor out = empty(self.sizes(), TensorOptions(dt));
   if (out.numel() == 0) return out;
-  int64_t outer = 1, D = nd == 0 ? 1 : self.size(d), inner = 1;
-  for (int64_t i = 0; i < d && i < nd; ++i) outer *= self.size(i);
-  for (int64_t i = d + 1; i < nd; ++i) inner *= self.size(i);
+  const DimSplit split = split_at_dim(self, d);
+  const int64_t outer = split.outer, D = split.size, inner = split.inner;
   visit_dtype(dt, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {

@@ -73,6 +73,21 @@ KILN_INLINE double abs_as_double(T x) {
   else return std::fabs(double(static_cast<opmath_t<T>>(x)));
 }
 
+// `t` viewed as [outer, size, inner] around dim d (a 0-d tensor is [1, 1, 1]): the layout of the
+// kernels that work along one dim (softmax, cumsum).
+struct DimSplit {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+inline DimSplit split_at_dim(const Tensor& t, int64_t d) {
+  DimSplit s;
+  const int64_t nd = t.dim();
+  if (nd == 0) return s;
+  s.size = t.size(d);
+  for (int64_t i = 0; i < d; ++i) s.outer *= t.size(i);
+  for (int64_t i = d + 1; i < nd; ++i) s.inner *= t.size(i);
+  return s;
+}
+
 // dtype sum/prod produce without an explicit dtype: bool and integers accumulate in int64.
 inline DType sum_result_dtype(DType self, std::optional<DType> dtype) {
   if (dtype) return *dtype;
