@@ -414,6 +414,7 @@ def check_kernels_exist(registry, root, errors):
     texts = {"kernel": _read_tree(os.path.join(root, "kernels", "cpu")),
              "native": _read_tree(os.path.join(root, "runtime", "src", "native"))}
     where = {"kernel": "kernels/cpu/ (namespace kiln::cpu)", "native": "runtime/src/native/ (namespace kiln::native)"}
+    cuda_text = _read_tree(os.path.join(root, "kernels", "cuda"))
     registry.missing = []
     for op in registry.ops:
         if op.kind not in ("kernel", "native"):
@@ -426,6 +427,12 @@ def check_kernels_exist(registry, root, errors):
             errors.append(RegistryError(op.line, f"{op.full_name}: {op.kind} function '{op.body}' is not defined in {where[op.kind]}",
                                         f"define it with the signature declared in generated/include/kiln/gen/"
                                         f"{'cpu_kernels.h' if op.kind == 'kernel' else 'native.h'}"))
+        # `backends: [.., cuda]` on a kernel op promises kiln::cuda::<name> in kernels/cuda/.
+        if op.kind == "kernel" and "cuda" in op.backends and not pattern.search(cuda_text):
+            errors.append(RegistryError(op.line, f"{op.full_name}: backends lists cuda but kernel '{op.body}' is not defined in "
+                                        "kernels/cuda/ (namespace kiln::cuda)",
+                                        "define it there with the signature in generated/include/kiln/gen/cuda_kernels.h, "
+                                        "or drop cuda from backends"))
 
 
 def _read_tree(path):
@@ -433,7 +440,7 @@ def _read_tree(path):
     chunks = []
     for dirpath, _, files in os.walk(path):
         for f in sorted(files):
-            if f.endswith((".cpp", ".h", ".cc")):
+            if f.endswith((".cpp", ".h", ".cc", ".cu", ".cuh")):
                 with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
                     chunks.append(fh.read())
     return "\n".join(chunks)

@@ -9,21 +9,14 @@
 #include <utility>
 #include <vector>
 #include "kiln/pointwise.h"
+#include "kiln/strided_geometry.h"
 
 namespace kiln::cpu {
 
 inline constexpr int64_t kParallelGrain = 32768;  // elements per thread worth the fork
 
-// Geometry of up to 5 operands (out + 4 inputs) with dims coalesced, innermost first.
-struct StridedGeometry {
-  int ndim = 0;
-  int64_t sizes[16];
-  int64_t strides[5][16];  // bytes
-  char* base[5];
-  int64_t numel = 0;
-  bool contiguous = false;  // every operand dense in the same order
-};
-StridedGeometry make_geometry(const Tensor* const* operands, int n);
+using kiln::StridedGeometry;
+using kiln::make_geometry;
 
 // Calls body(ptrs, strides_bytes, count) over runs of the innermost dimension covering
 // linear indices [begin, end).
@@ -264,6 +257,14 @@ void pointwise_loop(const PointwiseCall& call, const F& f) {
     }
   });
 }
+
+// The runner the generated per-op dispatch (kiln/gen/pointwise/<op>.h) calls on CPU.
+struct LoopRunner {
+  template <typename out_t, typename... in_t, typename F>
+  void run(const PointwiseCall& call, const F& f) const {
+    pointwise_loop<out_t, in_t...>(call, f);
+  }
+};
 
 }  // namespace kiln::cpu
 #endif  // KILN_RUNTIME_INCLUDE_KILN_CPU_LOOPS_H_

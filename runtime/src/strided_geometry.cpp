@@ -1,9 +1,10 @@
-// Geometry of a CPU elementwise loop: the fewest dims, in memory order, that visit every element.
-#include "kiln/cpu/loops.h"
+// Coalescing of operand geometry (kiln/strided_geometry.h), shared by the CPU loops and CUDA.
+#include "kiln/strided_geometry.h"
 
+#include <algorithm>
 #include <cstdlib>
 
-namespace kiln::cpu {
+namespace kiln {
 
 namespace {
 constexpr int kMaxOperands = 5;
@@ -88,4 +89,4 @@ StridedGeometry make_geometry(const Tensor* const* operands, int n) {
   return g;
 }
 
-}  // namespace kiln::cpu
+}  // namespace kiln
