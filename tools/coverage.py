@@ -48,18 +48,28 @@ def load_results(path):
     return results
 
 
-def cell(declared, compiled, result):
+def cell(declared, compiled, result, not_run_detail="compiled, not run in the last test run"):
     """One report cell: its status word and the detail behind it."""
     if result is not None:
         return {"status": result["status"], "detail": result.get("detail", "")}
     if compiled:
-        return {"status": "not run", "detail": "compiled, not run in the last test run"}
+        return {"status": "not run", "detail": not_run_detail}
     if declared:
         return {"status": "declared", "detail": "declared in ops.yaml, not compiled in this build"}
     return None
 
 
-def merge(declared_doc, results):
+def not_run_details(build_info):
+    """Why a compiled cell of each backend has no result: CUDA cells are compiled for the build's
+    architectures and only run where a device is present."""
+    archs = ", ".join(f"sm_{a}" for a in str(build_info.get("cuda_architectures", "")).split(";") if a)
+    return {"cuda": f"compiled ({archs}), not run: the last test run had no CUDA device"}
+
+
+def merge(declared_doc, results, build_info=None):
+    """build_info (build/build_info.json): what this build compiled; without it every declared
+    kernel counts as compiled."""
+    details = not_run_details(build_info or {})
     ops = []
     backends = sorted({b for op in declared_doc["ops"] for b in op.get("backends", {})},
                       key=lambda b: (b != "cpu", b))
@@ -69,17 +79,20 @@ def merge(declared_doc, results):
         for backend in backends:
             b = op.get("backends", {}).get(backend, {"declared": [], "compiled": []})
             declared, compiled = set(b.get("declared", [])), set(b.get("compiled", []))
+            if backend == "cuda" and build_info is not None and not build_info.get("cuda_built"):
+                compiled = set()
+            extra = {"not_run_detail": details[backend]} if backend in details else {}
             cells = {}
             for dtype in DTYPES:
                 c = cell(dtype in declared, dtype in compiled,
-                         results.get(cell_key(op["name"], backend, dtype, "forward")))
+                         results.get(cell_key(op["name"], backend, dtype, "forward")), **extra)
                 if c:
                     cells[dtype] = c
             row["forward"][backend] = cells
             if op.get("differentiable"):
                 # gradcheck runs in float64; the cell exists when the backend declares the op
                 row["backward"][backend] = cell(bool(declared), "float64" in compiled,
-                                                results.get(cell_key(op["name"], backend, "float64", "backward")))
+                                                results.get(cell_key(op["name"], backend, "float64", "backward")), **extra)
         ops.append(row)
     return backends, ops
 
@@ -151,6 +164,7 @@ def main():
     ap.add_argument("--results", required=True, help="JSON lines from the last test run")
     ap.add_argument("--baseline", required=True, help="tests/coverage_baseline.json")
     ap.add_argument("--out", required=True, help="directory for coverage.json, COVERAGE.md, coverage.html")
+    ap.add_argument("--build-info", help="build/build_info.json: which backends this build compiled")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--update-baseline", action="store_true")
     args = ap.parse_args()
@@ -158,7 +172,11 @@ def main():
     with open(args.declared, encoding="utf-8") as f:
         declared = json.load(f)
     results = load_results(args.results)
-    backends, ops = merge(declared, results)
+    build_info = None
+    if args.build_info and os.path.exists(args.build_info):
+        with open(args.build_info, encoding="utf-8") as f:
+            build_info = json.load(f)
+    backends, ops = merge(declared, results, build_info)
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(args.results))) \
         if os.path.exists(args.results) else None
     report = {"results_file": args.results, "results_time": when, "backends": backends, "dtypes": DTYPES,

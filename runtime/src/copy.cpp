@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 #include "core/convert.h"
+#include "core/device_copy.h"
 #include "core/parallel.h"
 #include "core/scalar_fits.h"
 #include "core/strided.h"
@@ -93,9 +94,6 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   const char* op = "copy_";
   KILN_CHECK(defined(), ValueError, op, "self", "undefined tensor");
   KILN_CHECK(src.defined(), ValueError, op, "src", "undefined tensor");
-  KILN_CHECK(is_cpu(), DeviceError, op, "self", "copy_ runs on CPU tensors only, got one on ", device().str());
-  KILN_CHECK(src.is_cpu(), DeviceError, op, "src", "copy_ runs on CPU tensors only, got one on ",
-             src.device().str());
   if (is_same(src)) {
     bump_version();
     return *this;
@@ -104,6 +102,10 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   check_no_internal_overlap(*this, op);
   bump_version();
   if (numel() == 0) return *this;
+  if (!is_cpu() || !src.is_cpu()) {
+    cuda::detail::copy_(*this, src, non_blocking);
+    return *this;
+  }
 
   // Reading and writing one buffer through two views could read already-written values.
   if (storage() == src.storage()) {
@@ -138,12 +140,15 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 Tensor& Tensor::fill_(const Scalar& value) {
   const char* op = "fill_";
   KILN_CHECK(defined(), ValueError, op, "self", "undefined tensor");
-  KILN_CHECK(is_cpu(), DeviceError, op, "self", "fill_ runs on CPU tensors only, got one on ", device().str());
   KILN_CHECK(detail::scalar_fits(value, dtype()), ValueError, op, "value", "value ", value.str(),
              " cannot be converted to type ", dtype_name(dtype()), " without overflow");
   check_no_internal_overlap(*this, op);
   bump_version();
   if (numel() == 0) return *this;
+  if (!is_cpu()) {
+    cuda::detail::fill_(*this, value);
+    return *this;
+  }
   IntArrayRef st[1] = {strides()};
   detail::StridedWalk<1> walk(sizes(), st);
   visit_dtype(dtype(), [&](auto zero) {

@@ -1,7 +1,7 @@
 // Random creation ops (rand, randn, randint, randperm, bernoulli) and in-place fills
 // (uniform_, normal_): argument checks, dtype dispatch, devices and autograd around the CPU
-// kernels of random_fill.h. Other devices get the CPU's numbers copied over, which a future
-// device kernel reproduces exactly since every value is a function of its Philox block.
+// kernels of random_fill.h. Uniform and normal draws run on CUDA tensors in place, from the same
+// Philox blocks (kernels/cuda/random.cu); the other ops draw on the CPU and copy the numbers over.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -11,6 +11,7 @@
 #include "kiln/autograd.h"
 #include "kiln/op_support.h"
 #include "kiln/random.h"
+#include "core/device_random.h"
 #include "random_fill.h"
 
 namespace kiln {
@@ -58,9 +59,10 @@ void check_holds(const char* op, DType dtype, int64_t lo, int64_t hi) {
              dtype_name(dtype), " exactly (it holds [", min, ", ", max, "])");
 }
 
-// Fills a contiguous CPU tensor; complex tensors as 2n reals (normal: std / sqrt(2) per part,
-// so |z - mean| has variance std^2, and `mean` on both parts, as PyTorch).
-void uniform_cpu(Tensor& t, double from, double to, Generator& gen) {
+// Fills a contiguous CPU or CUDA tensor; complex tensors as 2n reals (normal: std / sqrt(2) per
+// part, so |z - mean| has variance std^2, and `mean` on both parts, as PyTorch).
+void uniform_contiguous(Tensor& t, double from, double to, Generator& gen) {
+  if (t.is_cuda()) return cuda::detail::uniform_fill(t, from, to, gen);
   const int64_t n = t.numel();
   void* p = t.data_ptr();
   switch (t.dtype()) {
@@ -73,7 +75,8 @@ void uniform_cpu(Tensor& t, double from, double to, Generator& gen) {
     default: KILN_FAIL(InternalError, "uniform_", "self", "dtype ", dtype_name(t.dtype()), " was not checked");
   }
 }
-void normal_cpu(Tensor& t, double mean, double std, Generator& gen) {
+void normal_contiguous(Tensor& t, double mean, double std, Generator& gen) {
+  if (t.is_cuda()) return cuda::detail::normal_fill(t, mean, std, gen);
   const int64_t n = t.numel();
   void* p = t.data_ptr();
   const double part_std = std / std::sqrt(2.0);
@@ -88,12 +91,13 @@ void normal_cpu(Tensor& t, double mean, double std, Generator& gen) {
   }
 }
 
-// A new CPU tensor filled by `fill`, then moved to the requested device and grad mode.
+// A new tensor filled by `fill`, on the requested device when the fill runs there, else filled
+// on the CPU and moved; then the requested grad mode.
 template <typename Fill>
-Tensor create(IntArrayRef sizes, const TensorOptions& opts, const Fill& fill) {
-  Tensor out = empty(sizes, TensorOptions(opts.dtype, kCPU));
+Tensor create(IntArrayRef sizes, const TensorOptions& opts, const Fill& fill, bool fills_any_device = false) {
+  Tensor out = empty(sizes, TensorOptions(opts.dtype, fills_any_device ? opts.device : kCPU));
   fill(out);
-  if (!opts.device.is_cpu()) out = out.to(opts.device);
+  if (out.device() != opts.device) out = out.to(opts.device);
   if (opts.requires_grad) out.requires_grad_(true);
   return out;
 }
@@ -111,10 +115,11 @@ struct RandomFillBackward final : Node {
   const char* name_;
 };
 
-// In-place fill in logical order: directly when self is a contiguous CPU tensor, else through
-// a contiguous CPU temporary.
+// In-place fill in logical order: directly when self is contiguous (and on the CPU, unless the
+// fill runs on any device), else through a contiguous temporary on self's device (or the CPU).
 template <typename Fill>
-Tensor& fill_inplace(Tensor& self, const char* op, const char* node_name, const Fill& fill) {
+Tensor& fill_inplace(Tensor& self, const char* op, const char* node_name, const Fill& fill,
+                     bool fills_any_device = false) {
   const bool record = autograd::any_requires_grad({&self});
   Ref<RandomFillBackward> node;
   if (record) {
@@ -123,11 +128,11 @@ Tensor& fill_inplace(Tensor& self, const char* op, const char* node_name, const 
     node->next_edges.push_back(autograd::gradient_edge(self));
   }
   if (self.numel() > 0) {
-    if (self.is_cpu() && self.is_contiguous()) {
+    if (self.is_contiguous() && (self.is_cpu() || fills_any_device)) {
       fill(self);
       self.bump_version();
     } else {
-      Tensor tmp = empty(self.sizes(), TensorOptions(self.dtype(), kCPU));
+      Tensor tmp = empty(self.sizes(), TensorOptions(self.dtype(), fills_any_device ? self.device() : kCPU));
       fill(tmp);
       NoGradGuard no_grad;
       self.copy_(tmp);
@@ -153,7 +158,8 @@ Tensor& uniform_(Tensor& self, double from, double to, Generator* gen) {
   check_inexact("uniform_", "self", self.dtype());
   check_uniform_bounds(self.dtype(), from, to);
   Generator& g = resolve(gen);
-  return fill_inplace(self, "uniform_", "UniformBackward", [&](Tensor& t) { uniform_cpu(t, from, to, g); });
+  return fill_inplace(
+      self, "uniform_", "UniformBackward", [&](Tensor& t) { uniform_contiguous(t, from, to, g); }, true);
 }
 
 Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
@@ -161,7 +167,8 @@ Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
   check_inexact("normal_", "self", self.dtype());
   KILN_CHECK(std >= 0, ValueError, "normal_", "std", "expected std >= 0.0, got ", std);
   Generator& g = resolve(gen);
-  return fill_inplace(self, "normal_", "NormalBackward", [&](Tensor& t) { normal_cpu(t, mean, std, g); });
+  return fill_inplace(
+      self, "normal_", "NormalBackward", [&](Tensor& t) { normal_contiguous(t, mean, std, g); }, true);
 }
 
 // Named after the random op, not the empty() it calls.
@@ -174,14 +181,14 @@ Tensor rand(IntArrayRef sizes, TensorOptions opts, Generator* gen) {
   check_sizes("rand", sizes);
   check_inexact("rand", "dtype", opts.dtype);
   Generator& g = resolve(gen);
-  return create(sizes, opts, [&](Tensor& t) { uniform_cpu(t, 0, 1, g); });
+  return create(sizes, opts, [&](Tensor& t) { uniform_contiguous(t, 0, 1, g); }, true);
 }
 
 Tensor randn(IntArrayRef sizes, TensorOptions opts, Generator* gen) {
   check_sizes("randn", sizes);
   check_inexact("randn", "dtype", opts.dtype);
   Generator& g = resolve(gen);
-  return create(sizes, opts, [&](Tensor& t) { normal_cpu(t, 0, 1, g); });
+  return create(sizes, opts, [&](Tensor& t) { normal_contiguous(t, 0, 1, g); }, true);
 }
 
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions opts, Generator* gen) {

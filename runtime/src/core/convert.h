@@ -12,7 +12,7 @@
 namespace kiln::detail {
 
 template <typename To, typename From>
-KILN_INLINE To convert(From v) {
+KILN_HOST_DEVICE KILN_INLINE To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else if constexpr (std::is_same_v<To, bool>) {

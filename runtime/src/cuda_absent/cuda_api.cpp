@@ -1,5 +1,7 @@
 // kiln::cuda in a build without the CUDA backend (KILN_CUDA=OFF, or no toolkit found): the
 // queries answer "nothing here", everything else raises DeviceError naming the call.
+#include "runtime/src/core/device_copy.h"
+#include "runtime/src/core/device_random.h"
 #include "kiln/cuda.h"
 #include "kiln/error.h"
 
@@ -64,5 +66,11 @@ CaptureGuard::~CaptureGuard() noexcept(false) {}
 TensorFunction make_graphed_callable(TensorFunction, const std::vector<Tensor>&, int) {
   absent("cuda::make_graphed_callable");
 }
+
+// No CUDA tensor can exist in this build (its allocator refuses); kept for the link.
+void detail::copy_(Tensor&, const Tensor&, bool) { absent("copy_"); }
+void detail::fill_(Tensor&, const Scalar&) { absent("fill_"); }
+void detail::uniform_fill(Tensor&, double, double, Generator&) { absent("uniform_"); }
+void detail::normal_fill(Tensor&, double, double, Generator&) { absent("normal_"); }
 
 }  // namespace kiln::cuda

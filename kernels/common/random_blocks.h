@@ -1,0 +1,89 @@
+#ifndef KILN_KERNELS_COMMON_RANDOM_BLOCKS_H_
+#define KILN_KERNELS_COMMON_RANDOM_BLOCKS_H_
+// What one Philox block (4 x 32 bits) turns into, for uniform and normal draws: the CPU fill
+// (runtime/src/random_fill.h) and the CUDA kernel (kernels/cuda/random.cu) call these same
+// functors on the same block indices, so `manual_seed(s); randn(...)` is bit-identical on both.
+#include <cstdint>
+#include <type_traits>
+#include "kiln/dtype.h"
+#include "kiln/philox.h"
+#include "kiln/random.h"
+
+namespace kiln::random_detail {
+
+// The Philox blocks of one request of n values, per_block values each: reserved on the
+// generator under its lock, the same way for every device.
+struct BlockRange {
+  uint64_t seed = 0, first_block = 0;
+  int64_t num_blocks = 0;
+};
+inline BlockRange reserve_blocks(Generator& gen, int64_t n, int per_block) {
+  BlockRange r;
+  if (n <= 0) return r;
+  r.num_blocks = (n + per_block - 1) / per_block;
+  const GeneratorState start = gen.reserve(uint64_t(r.num_blocks) * 4);
+  r.seed = start.seed;
+  r.first_block = start.offset / 4;
+  return r;
+}
+
+// Mantissa bits of a uniform for storage type S: every draw is exact in S.
+template <typename S>
+inline constexpr int kUniformDigits = std::is_same_v<S, Half> ? 11 : std::is_same_v<S, BFloat16> ? 8 : 24;
+
+// Values of S uniform on [from, to): from + u * (to - from) in S's compute type.
+template <typename S>
+struct UniformBlock {
+  using C = opmath_t<S>;
+  static constexpr int kPerBlock = std::is_same_v<S, double> ? 2 : 4;  // 53-bit draws take two words
+  C lo, span, hi;
+  UniformBlock(double from, double to) : lo(C(from)), span(C(to - from)), hi(C(to)) {}
+  KILN_HOST_DEVICE S value(C u) const {
+    S v = S(lo + u * span);
+    // rounding may reach `to`; keep the range half-open (as PyTorch's CUDA kernel does)
+    return C(v) >= hi && span > C(0) ? S(lo) : v;
+  }
+  // Writes count (<= kPerBlock) values drawn from block w to out.
+  KILN_HOST_DEVICE void operator()(const philox::Block& w, S* out, int64_t count) const {
+    if constexpr (std::is_same_v<S, double>) {
+      for (int64_t j = 0; j < count; ++j) out[j] = value(philox::uniform53(w.x[2 * j], w.x[2 * j + 1]));
+    } else {
+      for (int64_t j = 0; j < count; ++j) out[j] = value(C(philox::uniform_bits<kUniformDigits<S>>(w.x[j])));
+    }
+  }
+};
+
+// Values of S normal(mean, std): Box-Muller pairs, 2 per block in float, 1 pair in double.
+template <typename S>
+struct NormalBlock {
+  using C = opmath_t<S>;
+  static constexpr int kPerBlock = std::is_same_v<S, double> ? 2 : 4;
+  C mean, std;
+  NormalBlock(double m, double s) : mean(C(m)), std(C(s)) {}
+  KILN_HOST_DEVICE void operator()(const philox::Block& w, S* out, int64_t count) const {
+    if constexpr (std::is_same_v<S, double>) {
+      double z0, z1;
+      philox::box_muller(1.0 - philox::uniform53(w.x[0], w.x[1]), philox::uniform53(w.x[2], w.x[3]), z0, z1);
+      out[0] = mean + std * z0;
+      if (count > 1) out[1] = mean + std * z1;
+    } else {
+      for (int64_t p = 0; 2 * p < count; ++p) {
+        float z0, z1;
+        philox::box_muller(1.0f - philox::uniform_bits<24>(w.x[2 * p]), philox::uniform_bits<24>(w.x[2 * p + 1]), z0, z1);
+        out[2 * p] = S(mean + std * z0);
+        if (2 * p + 1 < count) out[2 * p + 1] = S(mean + std * z1);
+      }
+    }
+  }
+};
+
+// Block b of a request of n values: what the CPU loop's iteration b and CUDA thread b both write.
+template <typename S, typename Body>
+KILN_HOST_DEVICE void fill_block(S* out, int64_t n, const BlockRange& r, int64_t b, const Body& body) {
+  const int64_t first = b * Body::kPerBlock;
+  const int64_t count = n - first < Body::kPerBlock ? n - first : Body::kPerBlock;
+  body(philox::block(r.seed, r.first_block + uint64_t(b)), out + first, count);
+}
+
+}  // namespace kiln::random_detail
+#endif  // KILN_KERNELS_COMMON_RANDOM_BLOCKS_H_

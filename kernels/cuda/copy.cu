@@ -1,0 +1,148 @@
+// copy_ and fill_ with a CUDA tensor on either side: host<->device transfers, peer copies, and
+// the strided/broadcast/dtype-converting device copy through the generic elementwise launcher
+// (the same cast rules as the CPU: runtime/src/core/convert.h).
+#include <cuda_runtime.h>
+#include "kernels/cuda/elementwise.cuh"
+#include "runtime/src/core/convert.h"
+#include "runtime/src/core/device_copy.h"
+
+namespace kiln::cuda::detail {
+namespace {
+
+const char* const kCopyArgs[] = {"src"};
+const PointwiseSpec kCopySpec{"copy_", kCopyArgs, 1, Promotion::SelfDType};
+const PointwiseSpec kFillSpec{"fill_", nullptr, 0, Promotion::SelfDType};
+
+template <typename D>
+struct CastTo {
+  template <typename S>
+  __host__ __device__ D operator()(S v) const { return kiln::detail::convert<D>(v); }
+};
+
+template <typename T>
+struct Constant {
+  T value;
+  __host__ __device__ T operator()() const { return value; }
+};
+
+// dst[i] = convert(src[i]) on one device; src is broadcast to dst's shape.
+void copy_on_device(Tensor& dst, const Tensor& src) {
+  PointwiseCall call;
+  call.spec = &kCopySpec;
+  call.out = dst;
+  call.inputs[0] = src.sizes().equals(dst.sizes()) ? src : src.expand(dst.sizes());
+  call.num_inputs = 1;
+  call.compute_dtype = dst.dtype();
+  visit_dtype(dst.dtype(), [&](auto d) {
+    using D = decltype(d);
+    visit_dtype(src.dtype(), [&](auto s) {
+      using S = decltype(s);
+      launch_elementwise<D, S>(call, CastTo<D>{});
+    });
+  });
+}
+
+bool dense_same_layout(const Tensor& dst, const Tensor& src) {
+  return dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && dst.numel() == src.numel();
+}
+
+size_t nbytes_of(const Tensor& t) { return size_t(t.numel()) * t.element_size(); }
+
+void finish(cudaStream_t stream, bool non_blocking, const char* op) {
+  if (!non_blocking) KILN_CUDA_CHECK(cudaStreamSynchronize(stream), op, "non_blocking");
+}
+
+void host_to_device(Tensor& dst, const Tensor& src, bool non_blocking) {
+  const char* op = "copy_";
+  DeviceGuard guard(dst.device().index);
+  cudaStream_t stream = current_cuda_stream(dst.device().index);
+  if (dense_same_layout(dst, src)) {
+    KILN_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), nbytes_of(dst), cudaMemcpyHostToDevice, stream),
+                    op, "src");
+    finish(stream, non_blocking, op);
+    return;
+  }
+  // Convert, broadcast and densify on the host, send once, scatter on the device if dst is strided.
+  Tensor staged = empty(dst.sizes(), TensorOptions(dst.dtype()));
+  staged.copy_(src);
+  Tensor target = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.options());
+  KILN_CUDA_CHECK(cudaMemcpyAsync(target.data_ptr(), staged.data_ptr(), nbytes_of(staged), cudaMemcpyHostToDevice,
+                                  stream), op, "src");
+  if (!target.is_same(dst)) copy_on_device(dst, target);
+  KILN_CUDA_CHECK(cudaStreamSynchronize(stream), op, "src");  // `staged` is freed on return
+}
+
+void device_to_host(Tensor& dst, const Tensor& src, bool non_blocking) {
+  const char* op = "copy_";
+  DeviceGuard guard(src.device().index);
+  cudaStream_t stream = current_cuda_stream(src.device().index);
+  // Asynchronous only into page-locked memory; pageable destinations need the data now.
+  const bool async = non_blocking && is_pinned(dst);
+  if (dense_same_layout(dst, src)) {
+    KILN_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), nbytes_of(dst), cudaMemcpyDeviceToHost, stream),
+                    op, "src");
+    finish(stream, async, op);
+    return;
+  }
+  Tensor dense = src;
+  if (!src.is_contiguous()) {
+    dense = empty(src.sizes(), src.options());
+    copy_on_device(dense, src);
+  }
+  Tensor landed = empty(src.sizes(), TensorOptions(src.dtype()));
+  KILN_CUDA_CHECK(cudaMemcpyAsync(landed.data_ptr(), dense.data_ptr(), nbytes_of(dense), cudaMemcpyDeviceToHost,
+                                  stream), op, "src");
+  KILN_CUDA_CHECK(cudaStreamSynchronize(stream), op, "src");
+  dst.copy_(landed);  // host-side broadcast, cast and strides
+}
+
+void device_to_device(Tensor& dst, const Tensor& src) {
+  const int dst_dev = dst.device().index, src_dev = src.device().index;
+  if (dst_dev == src_dev) {
+    DeviceGuard guard(dst_dev);
+    if (dst.storage() == src.storage() && !dst.is_same(src)) {  // overlapping views: read all first
+      Tensor tmp = empty(src.sizes(), src.options());
+      copy_on_device(tmp, src);
+      copy_on_device(dst, tmp);
+    } else {
+      copy_on_device(dst, src);
+    }
+    return;
+  }
+  // Across devices: densify on the source, one peer copy, then the local copy does the rest.
+  Tensor dense = src;
+  {
+    DeviceGuard guard(src_dev);
+    if (!src.is_contiguous()) {
+      dense = empty(src.sizes(), src.options());
+      copy_on_device(dense, src);
+    }
+    KILN_CUDA_CHECK(cudaStreamSynchronize(current_cuda_stream(src_dev)), "copy_", "src");
+  }
+  DeviceGuard guard(dst_dev);
+  Tensor here = empty(src.sizes(), TensorOptions(src.dtype(), dst.device()));
+  KILN_CUDA_CHECK(cudaMemcpyPeerAsync(here.data_ptr(), dst_dev, dense.data_ptr(), src_dev, nbytes_of(dense),
+                                      current_cuda_stream(dst_dev)), "copy_", "src");
+  copy_on_device(dst, here);
+}
+
+}  // namespace
+
+void copy_(Tensor& dst, const Tensor& src, bool non_blocking) {
+  if (dst.is_cuda() && src.is_cuda()) device_to_device(dst, src);
+  else if (dst.is_cuda()) host_to_device(dst, src, non_blocking);
+  else device_to_host(dst, src, non_blocking);
+}
+
+void fill_(Tensor& dst, const Scalar& value) {
+  PointwiseCall call;
+  call.spec = &kFillSpec;
+  call.out = dst;
+  call.compute_dtype = dst.dtype();
+  visit_dtype(dst.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    launch_elementwise<T>(call, Constant<T>{value.to<T>()});
+  });
+}
+
+}  // namespace kiln::cuda::detail

@@ -1,0 +1,169 @@
+// The CUDA launcher's arithmetic, proven on the host (kernels/cuda/plan/): the magic-number
+// divider, the offset calculator against the CPU loops' own walk of the same geometry, the
+// 32-bit indexing test, vector widths, grid shapes, and the Philox block each CUDA thread fills.
+// The device evaluates exactly these functions (KILN_HOST_DEVICE), so what holds here holds there.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <vector>
+#include "kernels/common/random_blocks.h"
+#include "kernels/cuda/plan/int_divider.h"
+#include "kernels/cuda/plan/launch.h"
+#include "kernels/cuda/plan/offset_calculator.h"
+#include "kiln/cpu/loops.h"
+#include "kiln/kiln.h"
+
+using namespace kiln;
+using cuda_plan::IntDivider;
+
+namespace {
+
+Tensor iota(IntArrayRef shape) { return arange(numel_of(shape), TensorOptions(kFloat32)).reshape(shape); }
+
+// Byte offsets of every operand for each element, in the order the CPU's for_each_run visits them.
+std::vector<std::vector<int64_t>> cpu_walk(const StridedGeometry& g, int n) {
+  std::vector<std::vector<int64_t>> out(size_t(g.numel), std::vector<int64_t>(size_t(n)));
+  int64_t i = 0;
+  cpu::for_each_run(g, n, 0, g.numel, [&](char** p, const int64_t* s, int64_t count) {
+    for (int64_t j = 0; j < count; ++j, ++i)
+      for (int k = 0; k < n; ++k) out[size_t(i)][size_t(k)] = (p[k] + j * s[k]) - g.base[k];
+  });
+  return out;
+}
+
+template <typename Index>
+void check_against_walk(const StridedGeometry& g) {
+  auto oc = cuda_plan::make_offset_calculator<3, Index>(g.ndim, g.sizes, g.strides);
+  auto walk = cpu_walk(g, 3);
+  for (int64_t i = 0; i < g.numel; ++i) {
+    auto o = oc.get(Index(i));
+    for (int k = 0; k < 3; ++k) REQUIRE(int64_t(o.bytes[k]) == walk[size_t(i)][size_t(k)]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("IntDivider: 32-bit magic division equals / and % for every divisor class") {
+  std::vector<uint32_t> divisors = {1, 2, 3, 5, 7, 10, 12, 255, 256, 257, 1000, 65535, 65536, 65537,
+                                    (1u << 20) + 1, 123456789, (1u << 30), (1u << 31) - 1};
+  uint32_t lcg = 12345;
+  for (uint32_t d : divisors) {
+    IntDivider<uint32_t> div(d);
+    std::vector<uint32_t> ns = {0, 1, d - 1, d, d + 1, 2 * d - 1, (1u << 31) - 1, (1u << 31) - 2};
+    for (int r = 0; r < 200; ++r) {
+      lcg = lcg * 1664525u + 1013904223u;
+      ns.push_back(lcg >> 1);  // below 2^31
+    }
+    for (uint32_t n : ns) {
+      if (n >= (1u << 31)) continue;
+      auto qr = div.divmod(n);
+      REQUIRE(qr.div == n / d);
+      REQUIRE(qr.mod == n % d);
+    }
+  }
+}
+
+TEST_CASE("IntDivider: the 64-bit fallback divides plainly") {
+  IntDivider<uint64_t> div(uint64_t(3) << 33);
+  auto qr = div.divmod((uint64_t(7) << 34) + 5);
+  CHECK(qr.div == ((uint64_t(7) << 34) + 5) / (uint64_t(3) << 33));
+  CHECK(qr.mod == ((uint64_t(7) << 34) + 5) % (uint64_t(3) << 33));
+}
+
+TEST_CASE("OffsetCalculator: transposed and broadcast inputs match the CPU walk and read the right values") {
+  Tensor a = iota({3, 4});           // a[i][j] = 4i + j
+  Tensor out = empty({4, 3});
+  Tensor at = a.t();                 // at[r][c] = a[c][r] = 4c + r
+  Tensor row = iota({3}).expand({4, 3});  // broadcast along dim 0
+  const Tensor* ops[] = {&out, &at, &row};
+  StridedGeometry g = make_geometry(ops, 3);
+  REQUIRE(g.numel == 12);
+  check_against_walk<uint32_t>(g);
+  check_against_walk<uint64_t>(g);
+  // out is contiguous, so the calculator's linear order is out's row-major order.
+  auto oc = cuda_plan::make_offset_calculator<3, uint32_t>(g.ndim, g.sizes, g.strides);
+  const float* av = a.data<float>();
+  const float* rv = iota({3}).data<float>();
+  for (uint32_t i = 0; i < 12; ++i) {
+    auto o = oc.get(i);
+    const int64_t r = i / 3, c = i % 3;
+    CHECK(o.bytes[0] == int64_t(i) * 4);
+    CHECK(av[o.bytes[1] / 4] == float(4 * c + r));
+    CHECK(rv[o.bytes[2] / 4] == float(c));
+  }
+}
+
+TEST_CASE("OffsetCalculator: a sliced 3-d view and a permuted operand match the CPU walk") {
+  Tensor base = iota({4, 6, 5});
+  Tensor sliced = base.slice(1, 1, 5, 2);  // [4, 2, 5], dim-1 stride 10
+  Tensor permuted = iota({5, 2, 4}).permute({2, 1, 0});
+  Tensor out = empty({4, 2, 5});
+  const Tensor* ops[] = {&out, &sliced, &permuted};
+  StridedGeometry g = make_geometry(ops, 3);
+  REQUIRE(g.numel == 40);
+  check_against_walk<uint32_t>(g);
+  check_against_walk<uint64_t>(g);
+}
+
+TEST_CASE("fits_in_32bit_indexing: numel and every operand's furthest byte below 2^31") {
+  int64_t sizes[2] = {1000, 1000};
+  int64_t ok[16][16] = {};
+  ok[0][0] = 4, ok[0][1] = 4000;
+  CHECK(cuda_plan::fits_in_32bit_indexing(2, sizes, ok, 1, 1000000));
+  int64_t far[16][16] = {};
+  far[0][0] = 4, far[0][1] = int64_t(1) << 22;  // 999 * 4 MiB > 2 GiB
+  CHECK_FALSE(cuda_plan::fits_in_32bit_indexing(2, sizes, far, 1, 1000000));
+  int64_t big[1] = {int64_t(1) << 31};
+  int64_t unit[16][16] = {};
+  unit[0][0] = 1;
+  CHECK_FALSE(cuda_plan::fits_in_32bit_indexing(1, big, unit, 1, int64_t(1) << 31));
+}
+
+TEST_CASE("vector_width: the widest width every pointer is aligned to, at most 16 bytes") {
+  alignas(64) static char buf[256];
+  const void* aligned[2] = {buf, buf + 64};
+  int f32[2] = {4, 4}, f64[2] = {8, 8}, i8[2] = {1, 1}, c128[2] = {16, 16}, mixed[2] = {1, 8};
+  CHECK(cuda_plan::vector_width(aligned, f32, 2) == 4);
+  CHECK(cuda_plan::vector_width(aligned, f64, 2) == 2);   // 4 doubles would be 32 bytes
+  CHECK(cuda_plan::vector_width(aligned, i8, 2) == 4);
+  CHECK(cuda_plan::vector_width(aligned, c128, 2) == 1);
+  CHECK(cuda_plan::vector_width(aligned, mixed, 2) == 2);  // the int64 operand limits the bool one
+  const void* off4[2] = {buf, buf + 4};
+  CHECK(cuda_plan::vector_width(off4, f32, 2) == 1);
+  const void* off8[2] = {buf + 8, buf};
+  CHECK(cuda_plan::vector_width(off8, f32, 2) == 2);
+}
+
+TEST_CASE("elementwise_launch_shape: enough blocks for the data, capped for a grid-stride loop") {
+  auto s = cuda_plan::elementwise_launch_shape(1000000, 4, 108);  // A100: 108 SMs
+  CHECK(s.threads == 256);
+  CHECK(s.blocks == 977);                                          // ceil(1e6 / 1024)
+  CHECK(cuda_plan::elementwise_launch_shape(int64_t(1) << 30, 4, 132).blocks == 132 * 4 * 8);  // H100 cap
+  CHECK(cuda_plan::elementwise_launch_shape(1, 1, 108).blocks == 1);
+  CHECK(cuda_plan::elementwise_launch_shape(0, 1, 108).blocks == 0);
+  CHECK(cuda_plan::elementwise_launch_shape(257, 1, 0).blocks == 2);  // unknown SM count: at least one wave
+}
+
+TEST_CASE("Philox fills: CUDA thread b's block reproduces CPU rand and randn bit for bit, in any order") {
+  using namespace kiln::random_detail;
+  const int64_t n = 1001;  // not a multiple of a block: the last thread writes a partial block
+  manual_seed(123);
+  Tensor normal_cpu = randn({n}, TensorOptions(kFloat32));
+  Tensor uniform_cpu = rand({n}, TensorOptions(kFloat64));
+  manual_seed(123);
+  std::vector<float> normal(size_t(n), -1.0f);
+  BlockRange r = reserve_blocks(default_generator(), n, NormalBlock<float>::kPerBlock);
+  CHECK(r.num_blocks == 251);
+  for (int64_t b = r.num_blocks - 1; b >= 0; --b) fill_block(normal.data(), n, r, b, NormalBlock<float>(0, 1));
+  std::vector<double> uniform(size_t(n), -1.0);
+  BlockRange u = reserve_blocks(default_generator(), n, UniformBlock<double>::kPerBlock);
+  CHECK(u.num_blocks == 501);
+  CHECK(u.first_block == r.first_block + 251);  // the second request starts where the first ended
+  for (int64_t b = 0; b < u.num_blocks; ++b) fill_block(uniform.data(), n, u, b, UniformBlock<double>(0, 1));
+  const float* nc = normal_cpu.data<float>();
+  const double* uc = uniform_cpu.data<double>();
+  for (int64_t i = 0; i < n; ++i) {
+    REQUIRE(normal[size_t(i)] == nc[i]);
+    REQUIRE(uniform[size_t(i)] == uc[i]);
+  }
+}
