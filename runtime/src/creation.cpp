@@ -40,6 +40,17 @@ Tensor empty_for(IntArrayRef sizes, const TensorOptions& opts, const char* op) {
   return make_tensor(nbytes, sizes, contiguous_strides(sizes), opts);
 }
 
+// Factories that compute their values element by element (arange, linspace, eye) write them into
+// a CPU tensor; host_options/to_requested move the result to the requested device afterwards,
+// after checking up front that the device can be used (so the error names the factory).
+TensorOptions host_options(const TensorOptions& opts, const char* op) {
+  if (KILN_UNLIKELY(!opts.device.is_cpu())) detail::allocator_for_op(opts.device, op);
+  return TensorOptions(opts.dtype);
+}
+Tensor to_requested(const Tensor& host, const TensorOptions& opts) {
+  return opts.device.is_cpu() ? host : host.to(opts.device);
+}
+
 // What a Python number's kind creates in torch.full / torch.tensor.
 DType inferred_dtype(const Scalar& s) {
   switch (s.kind()) {
@@ -158,8 +169,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   KILN_CHECK(size_d >= 0 && size_d <= double(INT64_MAX), ValueError, op, "end",
              "invalid size, possible overflow? (start ", start.str(), ", end ", end.str(), ", step ", step.str(), ")");
   int64_t n = int64_t(size_d);
-  Tensor t = empty_for({n}, opts, op);
-  KILN_CHECK(t.is_cpu(), DeviceError, op, "device", "arange fills on the CPU only, got ", t.device().str());
+  Tensor t = empty_for({n}, host_options(opts, op), op);
   visit_dtype(opts.dtype, [&](auto zero) {
     using T = decltype(zero);
     T* p = static_cast<T*>(t.data_ptr());
@@ -172,15 +182,14 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
       for (int64_t i = 0; i < n; ++i) p[i] = T(s + st * Acc(i));
     }
   });
-  return with_grad(t, opts);
+  return with_grad(to_requested(t, opts), opts);
 }
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts) {
   const char* op = "linspace";
   KILN_CHECK(steps >= 0, ValueError, op, "steps", "number of steps must be non-negative, got ", steps);
   KILN_CHECK(opts.dtype != DType::Bool, DTypeError, op, "dtype", "linspace does not make bool tensors");
-  Tensor t = empty_for({steps}, opts, op);
-  KILN_CHECK(t.is_cpu(), DeviceError, op, "device", "linspace fills on the CPU only, got ", t.device().str());
+  Tensor t = empty_for({steps}, host_options(opts, op), op);
   if (steps == 1) {
     set_first(t, start);
   } else if (steps > 1) {
@@ -201,7 +210,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOpt
       }
     });
   }
-  return with_grad(t, opts);
+  return with_grad(to_requested(t, opts), opts);
 }
 
 Tensor eye(int64_t n, TensorOptions opts) { return eye(n, n, opts); }
@@ -209,14 +218,14 @@ Tensor eye(int64_t n, TensorOptions opts) { return eye(n, n, opts); }
 Tensor eye(int64_t n, int64_t m, TensorOptions opts) {
   KILN_CHECK(n >= 0, ValueError, "eye", "n", "n must be greater or equal to 0, got ", n);
   KILN_CHECK(m >= 0, ValueError, "eye", "m", "m must be greater or equal to 0, got ", m);
-  Tensor t = zeros({n, m}, opts.with_requires_grad(false));
+  Tensor t = zeros({n, m}, host_options(opts, "eye"));
   int64_t k = n < m ? n : m;
   visit_dtype(opts.dtype, [&](auto zero) {
     using T = decltype(zero);
     T* p = static_cast<T*>(t.data_ptr());
     for (int64_t i = 0; i < k; ++i) p[i * m + i] = T(1);
   });
-  return with_grad(t, opts);
+  return with_grad(to_requested(t, opts), opts);
 }
 
 // ---- scalars and host data ----
