@@ -1,0 +1,220 @@
+// The caching allocator's bookkeeping (see block_cache.h); one mutex, no device calls under
+// assumptions: the DeviceMemoryApi is the only way out.
+#include "runtime/src/device_cache/block_cache.h"
+
+#include <algorithm>
+#include "kiln/error.h"
+
+namespace kiln::device_cache {
+namespace {
+constexpr size_t kSmallStep = 512;
+constexpr size_t kSmallLimit = size_t(1) << 20;
+constexpr int kSubClasses = 4;
+}  // namespace
+
+size_t size_class_bytes(size_t bytes) {
+  if (bytes == 0) bytes = 1;
+  if (bytes <= kSmallLimit) return (bytes + kSmallStep - 1) / kSmallStep * kSmallStep;
+  int lg = 63 - __builtin_clzll(bytes);
+  size_t step = (size_t(1) << lg) / kSubClasses;
+  return (bytes + step - 1) / step * step;
+}
+
+BlockCache::~BlockCache() {
+  // Process exit: the driver reclaims device memory; only the bookkeeping is freed here.
+  for (auto& [p, b] : blocks_) {
+    for (EventId e : b->pending) api_.destroy_event(e);
+    delete b;
+  }
+}
+
+CacheStats& BlockCache::stats_for(int device) { return stats_[device]; }
+
+BlockCache::Block* BlockCache::take_free(const FreeKey& key, StreamId stream) {
+  auto it = free_.find(key);
+  if (it == free_.end() || it->second.empty()) return nullptr;
+  std::vector<Block*>& list = it->second;
+  // Prefer a block last used on this stream: no cross-stream ordering needed.
+  auto same = std::find_if(list.begin(), list.end(), [&](Block* b) { return b->stream == stream; });
+  if (same == list.end()) return nullptr;
+  Block* b = *same;
+  list.erase(same);
+  return b;
+}
+
+void BlockCache::poll_pending() {
+  for (size_t i = 0; i < pending_.size();) {
+    Block* b = pending_[i];
+    bool done = std::all_of(b->pending.begin(), b->pending.end(), [&](EventId e) { return api_.event_done(e); });
+    if (!done) {
+      ++i;
+      continue;
+    }
+    for (EventId e : b->pending) api_.destroy_event(e);
+    b->pending.clear();
+    pending_.erase(pending_.begin() + std::ptrdiff_t(i));
+    free_[{b->device, b->pool, b->size}].push_back(b);
+  }
+}
+
+void* BlockCache::allocate(int device, size_t bytes, StreamId stream, const char* op) {
+  const size_t size = size_class_bytes(bytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  poll_pending();
+  uint64_t pool = 0;
+  auto cap = capturing_.find({device, stream});
+  if (cap != capturing_.end()) pool = cap->second;
+  CacheStats& st = stats_for(device);
+  Block* b = take_free({device, pool, size}, stream);
+  if (b) {
+    ++st.num_cache_hits;
+  } else {
+    void* p = api_.malloc(device, size);
+    if (!p) {  // give the general cache back and try once more
+      release_free_blocks(device);
+      p = api_.malloc(device, size);
+    }
+    KILN_CHECK(p != nullptr, DeviceError, op, "nbytes", "CUDA out of memory: could not allocate ", bytes,
+               " bytes on cuda:", device, " (", st.allocated_bytes, " bytes allocated, ", st.reserved_bytes,
+               " reserved by kiln)");
+    ++st.num_device_mallocs;
+    st.reserved_bytes += int64_t(size);
+    b = new Block{device, size, p, stream, pool};
+    blocks_[p] = b;
+  }
+  b->in_use = true;
+  b->stream = stream;
+  st.allocated_bytes += int64_t(size);
+  st.peak_allocated_bytes = std::max(st.peak_allocated_bytes, st.allocated_bytes);
+  return b->ptr;
+}
+
+void BlockCache::make_free(Block* b) {
+  if (b->pool != 0 && !pool_refs_.count(b->pool)) b->pool = 0;  // its pool is gone: general cache
+  if (b->used_on.empty()) {
+    free_[{b->device, b->pool, b->size}].push_back(b);
+    return;
+  }
+  for (StreamId s : b->used_on) b->pending.push_back(api_.record_event(b->device, s));
+  b->used_on.clear();
+  pending_.push_back(b);
+}
+
+void BlockCache::free(void* p) {
+  if (!p) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = blocks_.find(p);
+  KILN_CHECK(it != blocks_.end() && it->second->in_use, InternalError, "cuda_allocator", "ptr",
+             "freeing an address the CUDA allocator did not hand out");
+  Block* b = it->second;
+  b->in_use = false;
+  stats_for(b->device).allocated_bytes -= int64_t(b->size);
+  make_free(b);
+}
+
+void BlockCache::record_stream(void* p, StreamId stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = blocks_.find(p);
+  KILN_CHECK(it != blocks_.end() && it->second->in_use, ValueError, "cuda::record_stream", "t",
+             "the tensor's memory is not a live block of the CUDA allocator");
+  if (it->second->stream != stream) it->second->used_on.insert(stream);
+}
+
+void BlockCache::release_free_blocks(int device) {
+  for (auto it = free_.begin(); it != free_.end();) {
+    if ((device >= 0 && it->first.device != device) || it->first.pool != 0) {
+      ++it;
+      continue;
+    }
+    for (Block* b : it->second) {
+      api_.free(b->device, b->ptr);
+      CacheStats& st = stats_for(b->device);
+      ++st.num_device_frees;
+      st.reserved_bytes -= int64_t(b->size);
+      blocks_.erase(b->ptr);
+      delete b;
+    }
+    it = free_.erase(it);
+  }
+}
+
+void BlockCache::empty_cache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  poll_pending();
+  release_free_blocks(-1);
+}
+
+CacheStats BlockCache::stats(int device) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = stats_.find(device);
+  return it == stats_.end() ? CacheStats{} : it->second;
+}
+
+void BlockCache::reset_peak(int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CacheStats& st = stats_for(device);
+  st.peak_allocated_bytes = st.allocated_bytes;
+}
+
+uint64_t BlockCache::create_pool() {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t id = next_pool_++;
+  pool_refs_[id] = 1;
+  return id;
+}
+
+void BlockCache::retain_pool(uint64_t pool) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pool_refs_.find(pool);
+  KILN_CHECK(it != pool_refs_.end(), ValueError, "cuda::graph_pool", "pool", "graph memory pool ", pool,
+             " no longer exists");
+  ++it->second;
+}
+
+void BlockCache::release_pool(uint64_t pool) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pool_refs_.find(pool);
+  if (it == pool_refs_.end() || --it->second > 0) return;
+  pool_refs_.erase(it);
+  drop_pool_blocks(pool);
+}
+
+// The pool's unused blocks join the general cache; blocks still held by tensors follow when freed.
+void BlockCache::drop_pool_blocks(uint64_t pool) {
+  for (auto it = free_.begin(); it != free_.end();) {
+    if (it->first.pool != pool) {
+      ++it;
+      continue;
+    }
+    for (Block* b : it->second) {
+      b->pool = 0;
+      free_[{b->device, 0, b->size}].push_back(b);
+    }
+    it = free_.erase(it);
+  }
+  for (Block* b : pending_)
+    if (b->pool == pool) b->pool = 0;
+  for (auto& [p, b] : blocks_)
+    if (b->pool == pool) b->pool = 0;
+}
+
+void BlockCache::begin_capture(int device, StreamId stream, uint64_t pool) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KILN_CHECK(pool_refs_.count(pool), ValueError, "cuda::Graph::capture_begin", "pool", "graph memory pool ", pool,
+             " no longer exists");
+  capturing_[{device, stream}] = pool;
+}
+
+void BlockCache::end_capture(int device, StreamId stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  capturing_.erase({device, stream});
+}
+
+size_t BlockCache::pool_block_count(uint64_t pool) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const auto& [p, b] : blocks_) n += b->pool == pool;
+  return n;
+}
+
+}  // namespace kiln::device_cache

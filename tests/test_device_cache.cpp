@@ -1,0 +1,164 @@
+// The CUDA caching allocator's bookkeeping (runtime/src/device_cache/block_cache.h), driven on
+// the host with fake device memory and events that complete when the test says so.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <vector>
+#include "runtime/src/device_cache/block_cache.h"
+#include "support/test_helpers.h"
+
+using namespace kiln;
+using namespace kiln::device_cache;
+
+namespace {
+
+struct FakeDevice final : DeviceMemoryApi {
+  size_t capacity = size_t(1) << 30, used = 0;
+  int mallocs = 0, frees = 0;
+  std::set<EventId> done_events, live_events;
+  int next_event = 1;
+  void* malloc(int, size_t bytes) override {
+    if (used + bytes > capacity) return nullptr;
+    used += bytes;
+    ++mallocs;
+    void* p = std::malloc(bytes);
+    sizes[p] = bytes;
+    return p;
+  }
+  void free(int, void* p) override {
+    used -= sizes.at(p);
+    sizes.erase(p);
+    ++frees;
+    std::free(p);
+  }
+  EventId record_event(int, StreamId) override {
+    EventId e = reinterpret_cast<EventId>(uintptr_t(next_event++));
+    live_events.insert(e);
+    return e;
+  }
+  bool event_done(EventId e) override { return done_events.count(e) > 0; }
+  void destroy_event(EventId e) override { live_events.erase(e); }
+  void complete_all() { done_events.insert(live_events.begin(), live_events.end()); }
+  std::map<void*, size_t> sizes;
+};
+
+StreamId stream(int i) { return reinterpret_cast<StreamId>(uintptr_t(i)); }
+const StreamId kDefault = nullptr;
+
+}  // namespace
+
+TEST_CASE("device cache: size classes are 512-byte steps to 1 MiB, then 4 per power of two") {
+  CHECK(size_class_bytes(0) == 512);
+  CHECK(size_class_bytes(1) == 512);
+  CHECK(size_class_bytes(513) == 1024);
+  CHECK(size_class_bytes(1 << 20) == (1 << 20));
+  CHECK(size_class_bytes((1 << 20) + 1) == (1 << 20) + (1 << 18));
+  CHECK(size_class_bytes(3 << 20) == (3 << 20));
+  CHECK(size_class_bytes((3 << 20) + 1) == (7 << 19));  // 3.5 MiB
+}
+
+TEST_CASE("device cache: a steady loop reaches the device only in its first iteration") {
+  FakeDevice dev;
+  BlockCache cache(dev);
+  for (int iter = 0; iter < 5; ++iter) {
+    std::vector<void*> live;
+    for (size_t bytes : {size_t(4000), size_t(4000), size_t(1) << 22, size_t(100)}) live.push_back(cache.allocate(0, bytes, kDefault, "test"));
+    for (void* p : live) cache.free(p);
+    CHECK(dev.mallocs == 4);
+  }
+  CacheStats s = cache.stats(0);
+  CHECK(s.num_device_mallocs == 4);
+  CHECK(s.num_cache_hits == 16);
+  CHECK(s.allocated_bytes == 0);
+  CHECK(s.reserved_bytes == int64_t(4096 + 4096 + (1 << 22) + 512));
+  CHECK(s.peak_allocated_bytes == s.reserved_bytes);
+}
+
+TEST_CASE("device cache: blocks are reused per stream, and empty_cache returns the unused ones") {
+  FakeDevice dev;
+  BlockCache cache(dev);
+  void* a = cache.allocate(0, 1000, stream(1), "test");
+  cache.free(a);
+  void* b = cache.allocate(0, 1000, stream(2), "test");  // another stream: a new block
+  CHECK(b != a);
+  void* c = cache.allocate(0, 900, stream(1), "test");   // same class, same stream: a again
+  CHECK(c == a);
+  cache.free(b);
+  cache.empty_cache();
+  CHECK(dev.frees == 1);  // b only; c is live
+  CacheStats s = cache.stats(0);
+  CHECK(s.reserved_bytes == 1024);
+  CHECK(s.allocated_bytes == 1024);
+  CHECK(s.num_device_frees == 1);
+  cache.free(c);
+}
+
+TEST_CASE("device cache: a block used on another stream waits for that stream's event") {
+  FakeDevice dev;
+  BlockCache cache(dev);
+  void* a = cache.allocate(0, 2048, stream(1), "test");
+  cache.record_stream(a, stream(2));
+  cache.free(a);
+  CHECK(dev.live_events.size() == 1);
+  void* b = cache.allocate(0, 2048, stream(1), "test");
+  CHECK(b != a);  // stream 2 may still be reading a
+  dev.complete_all();
+  cache.free(b);
+  void* c = cache.allocate(0, 2048, stream(1), "test");
+  void* d = cache.allocate(0, 2048, stream(1), "test");
+  CHECK(std::set<void*>{c, d} == std::set<void*>{a, b});
+  CHECK(dev.live_events.empty());
+  CHECK(dev.mallocs == 2);
+}
+
+TEST_CASE("device cache: graph pool blocks stay out of general reuse while the pool lives") {
+  FakeDevice dev;
+  BlockCache cache(dev);
+  uint64_t pool = cache.create_pool();
+  cache.begin_capture(0, stream(3), pool);
+  void* g1 = cache.allocate(0, 4096, stream(3), "test");
+  void* g2 = cache.allocate(0, 4096, stream(3), "test");
+  cache.end_capture(0, stream(3));
+  CHECK(cache.pool_block_count(pool) == 2);
+  cache.free(g1);  // freed after capture: still the graph's
+  void* other = cache.allocate(0, 4096, stream(3), "test");
+  CHECK(other != g1);
+  cache.empty_cache();  // pool blocks are not returned
+  CHECK(cache.pool_block_count(pool) == 2);
+  // A second capture sharing the pool reuses the pool's free block.
+  cache.retain_pool(pool);
+  cache.begin_capture(0, stream(3), pool);
+  void* g3 = cache.allocate(0, 4096, stream(3), "test");
+  cache.end_capture(0, stream(3));
+  CHECK(g3 == g1);
+  cache.release_pool(pool);  // the second graph goes
+  cache.free(g3);
+  CHECK(cache.pool_block_count(pool) == 2);
+  cache.release_pool(pool);  // the last reference: blocks join the general cache
+  CHECK(cache.pool_block_count(pool) == 0);
+  cache.free(g2);
+  void* reuse = cache.allocate(0, 4096, stream(3), "test");
+  CHECK((reuse == g1 || reuse == g2));
+  cache.free(reuse);
+  cache.free(other);
+  CHECK(testing::has(testing::error_text<ValueError>([&] { cache.begin_capture(0, stream(3), pool); }),
+                     "no longer exists"));
+}
+
+TEST_CASE("device cache: out of memory frees the cache, retries, then names the op and sizes") {
+  FakeDevice dev;
+  dev.capacity = 10000;
+  BlockCache cache(dev);
+  void* a = cache.allocate(0, 6000, kDefault, "test");
+  cache.free(a);  // cached, 6144 bytes reserved
+  void* b = cache.allocate(0, 8000, kDefault, "test");  // fits only once the cache is returned
+  CHECK(dev.frees == 1);
+  std::string msg = testing::error_text<DeviceError>([&] { cache.allocate(0, 5000, kDefault, "mul"); });
+  CHECK(testing::has(msg, "mul"));
+  CHECK(testing::has(msg, "5000 bytes"));
+  CHECK(testing::has(msg, "cuda:0"));
+  cache.free(b);
+  CHECK(cache.stats(0).allocated_bytes == 0);
+}
