@@ -24,7 +24,7 @@ PROMOTIONS = ["default", "int_to_float", "bool_result", "complex_to_real", "self
 KINDS = ["pointwise", "kernel", "native", "composite"]
 VARIANTS = ["function", "method", "inplace", "out"]
 OP_KEYS = {
-    "signature", "family", "dtypes", "backends", "pointwise", "kernel", "native", "composite",
+    "signature", "family", "dtypes", "cuda_dtypes", "backends", "pointwise", "kernel", "native", "composite",
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values",
 }
@@ -56,6 +56,13 @@ class Op:
     torch: Optional[str] = None
     doc: str = ""
     special_values: bool = False
+    cuda_dtypes: List[str] = field(default_factory=list)  # the CUDA kernel's dtypes (default: dtypes)
+
+    def backend_dtypes(self, backend):
+        """The dtypes `backend` has a kernel for: none when it is not listed in `backends`."""
+        if backend not in self.backends:
+            return []
+        return self.cuda_dtypes if backend == "cuda" else self.dtypes
 
     @property
     def name(self):
@@ -263,6 +270,18 @@ def _parse_op(raw, groups, ctx, errors):
             errors.append(RegistryError(raw.line_of("backends"), f"unknown backend '{b}'", f"backends: {', '.join(BACKENDS)}"))
     op = Op(line=line, sig=sig, family=family, dtypes=dtypes, backends=[b for b in BACKENDS if b in backends],
             kind=kind, body=body.strip() if kind != "composite" else body.rstrip())
+    op.cuda_dtypes = list(dtypes)
+    if "cuda_dtypes" in raw:
+        where = raw.line_of("cuda_dtypes")
+        cuda = _expand_dtypes(raw["cuda_dtypes"], groups, where, errors)
+        extra = [d for d in cuda if d not in dtypes]
+        if extra:
+            errors.append(RegistryError(where, f"{sig.full_name}: cuda_dtypes {extra} are not in dtypes",
+                                        "cuda_dtypes narrows dtypes to what the CUDA kernel supports"))
+        if "cuda" not in op.backends:
+            errors.append(RegistryError(where, f"{sig.full_name}: cuda_dtypes without cuda in backends",
+                                        "add cuda to backends, or drop cuda_dtypes"))
+        op.cuda_dtypes = [d for d in dtypes if d in cuda]
     if kind == "composite":
         found = composite_check.problem(op.body, OP_KEYS)
         if found:  # a block scalar starts on the line after its key

@@ -172,7 +172,8 @@ def render(registry, out_dir):
     tests = {"cpu": [], "cuda": []}
     for v in views:
         for backend in v.op.backends:
-            tests[backend].append(dict(full=v.full, backend=backend, dtypes=", ".join(cpp.dtype_enum(d) for d in v.op.dtypes),
+            tests[backend].append(dict(full=v.full, backend=backend,
+                                       dtypes=", ".join(cpp.dtype_enum(d) for d in v.op.backend_dtypes(backend)),
                                        grad=is_grad_tested(v.op), gradgrad=str(v.op.gradgrad).lower()))
     test_tpl = env.get_template("op_tests.cpp.j2")
     w.write("tests/op_tests.cpp", test_tpl.render(tests=tests["cpu"]))
@@ -227,7 +228,7 @@ def declared_doc(registry, missing):
     for op in registry.ops:
         backends = {}
         for b in ("cpu", "cuda"):
-            declared = op.dtypes if b in op.backends else []
+            declared = op.backend_dtypes(b)
             # Kernels codegen emits or ops.yaml names; whether the CUDA ones are in this build is
             # the build's business (tools/coverage.py reads build_info.json).
             compiled = declared if op not in missing else []

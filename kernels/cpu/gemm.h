@@ -3,6 +3,7 @@
 // One matrix product on raw strided memory, shared by mm, addmm and bmm.
 #include <cstdint>
 #include <type_traits>
+#include "kernels/common/gemm_desc.h"
 #include "kiln/scalar.h"
 
 namespace kiln::cpu {
@@ -35,6 +36,14 @@ inline constexpr int64_t kSmallGemmWork = 64 * 64 * 64;
 // BLAS products up to this work run one per thread in bmm: OpenBLAS's own split of a 128^3
 // product over threads costs more in synchronization than it gains.
 inline constexpr int64_t kBatchParallelBlasWork = 256 * 256 * 256;
+
+// Executes a GemmDesc with OpenBLAS (float and double): the host twin of the cuBLAS call.
+template <typename T>
+void run_gemm_desc(const gemm::GemmDesc& d, T alpha, const T* a, const T* b, T beta, T* c);
+template <>
+void run_gemm_desc<float>(const gemm::GemmDesc&, float, const float*, const float*, float, float*);
+template <>
+void run_gemm_desc<double>(const gemm::GemmDesc&, double, const double*, const double*, double, double*);
 
 }  // namespace kiln::cpu
 #endif  // KILN_KERNELS_CPU_GEMM_H_

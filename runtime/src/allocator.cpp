@@ -12,6 +12,9 @@
 #include <sys/mman.h>
 #endif
 #include "core/allocator_registry.h"
+#ifdef KILN_WITH_CUDA
+#include "runtime/src/cuda/cuda_context.h"
+#endif
 #include "kiln/error.h"
 #include "kiln/macros.h"
 
@@ -189,11 +192,11 @@ Allocator* allocator_for_op(Device d, const char* op) {
   if (KILN_LIKELY(a)) return a;
   if (d.type == DeviceType::CPU) return cpu_allocator();  // the default unless a test registered another
 #ifdef KILN_WITH_CUDA
-  const char* why = "the CUDA backend is not initialized";
+  cuda::detail::check_device(d.index, op);  // no device, or cuda:N out of range: DeviceError naming op
+  return cuda::detail::device_allocator();
 #else
-  const char* why = "kiln was built without CUDA";
+  KILN_FAIL(DeviceError, op, "device", "no allocator for device ", d.str(), " (kiln was built without CUDA)");
 #endif
-  KILN_FAIL(DeviceError, op, "device", "no allocator for device ", d.str(), " (", why, ")");
 }
 }  // namespace detail
 

@@ -2,12 +2,18 @@
 #include "kiln/storage.h"
 
 #include "core/allocator_registry.h"
+#include "kiln/cuda.h"
 
 namespace kiln {
 
 StorageImpl::StorageImpl(size_t nbytes, Device device) : data_(nullptr), nbytes_(nbytes), device_(device) {
   allocator_ = detail::allocator_for_op(device, "StorageImpl");
-  data_ = allocator_->allocate(nbytes);
+  if (device.is_cuda()) {  // the CUDA allocator serves the current device
+    cuda::DeviceGuard guard(device.index);
+    data_ = allocator_->allocate(nbytes);
+  } else {
+    data_ = allocator_->allocate(nbytes);
+  }
 }
 
 StorageImpl::StorageImpl(void* data, size_t nbytes, Device device, void (*deleter)(void*, size_t))

@@ -15,6 +15,7 @@ namespace kiln::cuda::detail {
 void check_device(int index, const char* op);
 cudaStream_t current_cuda_stream(int device);
 int sm_count(int device);  // cached per device
+Allocator* device_allocator();  // the caching allocator of every CUDA device (device_allocator.cpp)
 
 }  // namespace kiln::cuda::detail
 
