@@ -13,6 +13,10 @@
 namespace kiln::cuda::detail {
 namespace {
 
+// Fails to compile if no declaration in the toolkit matches the pointer type we load
+// (unevaluated: no link-time reference to libcublas).
+static_assert(sizeof(static_cast<GemmStridedBatchedEx>(&cublasGemmStridedBatchedEx)) == sizeof(void*));
+
 struct Loaded {
   CublasApi api{};
   std::string error;  // empty when loaded
@@ -42,7 +46,6 @@ Loaded load() {
   bind(lib, "cublasSetStream_v2", a.set_stream, e);
   bind(lib, "cublasSetMathMode", a.set_math_mode, e);
   bind(lib, "cublasSetWorkspace_v2", a.set_workspace, e);
-  bind(lib, "cublasGemmEx", a.gemm_ex, e);
   bind(lib, "cublasGemmStridedBatchedEx", a.gemm_strided_batched_ex, e);
   bind(lib, "cublasGetStatusName", a.status_name, e);
   bind(lib, "cublasGetStatusString", a.status_string, e);

@@ -2,10 +2,17 @@
 #define KILN_RUNTIME_SRC_CUDA_CUBLAS_API_H_
 // cuBLAS, loaded on first use instead of linked: libcublasLt is 540 MB, and mapping it costs
 // every process linking kiln ~0.8 s at start (measured here), which CTest pays per test case.
-// Entry points are typed from cublas_v2.h, so a signature change in the toolkit fails to compile.
+// Entry points are typed from cublas_v2.h (cublas_api.cpp checks the one spelled out here), so a
+// signature change in the toolkit fails to compile.
 #include <cublas_v2.h>
 
 namespace kiln::cuda::detail {
+
+// The cublasComputeType_t overload (C++ also sees a legacy cudaDataType one).
+using GemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                                const void*, const void*, cudaDataType, int, long long, const void*,
+                                                cudaDataType, int, long long, const void*, void*, cudaDataType, int,
+                                                long long, int, cublasComputeType_t, cublasGemmAlgo_t);
 
 struct CublasApi {
   decltype(&cublasCreate_v2) create;
@@ -13,8 +20,7 @@ struct CublasApi {
   decltype(&cublasSetStream_v2) set_stream;
   decltype(&cublasSetMathMode) set_math_mode;
   decltype(&cublasSetWorkspace_v2) set_workspace;
-  decltype(&cublasGemmEx) gemm_ex;
-  decltype(&cublasGemmStridedBatchedEx) gemm_strided_batched_ex;
+  GemmStridedBatchedEx gemm_strided_batched_ex;
   decltype(&cublasGetStatusName) status_name;
   decltype(&cublasGetStatusString) status_string;
 };

@@ -79,7 +79,7 @@ void* BlockCache::allocate(int device, size_t bytes, StreamId stream, const char
                " reserved by kiln)");
     ++st.num_device_mallocs;
     st.reserved_bytes += int64_t(size);
-    b = new Block{device, size, p, stream, pool};
+    b = new Block{device, size, p, stream, pool, false, {}, {}};
     blocks_[p] = b;
   }
   b->in_use = true;

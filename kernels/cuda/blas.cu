@@ -1,0 +1,114 @@
+// mm, addmm and bmm on CUDA through cuBLAS: the product is planned as a GemmDesc
+// (kernels/common/gemm_desc.h, host-tested against OpenBLAS) and run by
+// cublasGemmStridedBatchedEx on the current stream. float16/bfloat16 accumulate in float32 on
+// tensor cores; float32 uses TF32 tensor cores only when kiln::cuda::set_allow_tf32(true).
+#include <cuda_runtime.h>
+#include <map>
+#include "kernels/common/gemm_desc.h"
+#include "kernels/common/linalg_checks.h"
+#include "kiln/gen/cuda_kernels.h"
+#include "runtime/src/cuda/cublas_api.h"
+#include "runtime/src/cuda/cuda_context.h"
+
+namespace kiln::cuda {
+namespace {
+
+using namespace linalg_checks;
+
+// One handle per thread and device (cuBLAS handles are not meant to be shared across threads),
+// bound to the current stream at every call.
+cublasHandle_t handle_for(int device, const char* op) {
+  thread_local std::map<int, cublasHandle_t> handles;
+  auto it = handles.find(device);
+  const detail::CublasApi& api = detail::cublas(op);
+  if (it == handles.end()) {
+    cublasHandle_t h = nullptr;
+    KILN_CUBLAS_CHECK(api.create(&h), op, "");
+    it = handles.emplace(device, h).first;
+  }
+  KILN_CUBLAS_CHECK(api.set_stream(it->second, detail::current_cuda_stream(device)), op, "");
+  return it->second;
+}
+
+struct BlasTypes {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+  bool double_scalars;  // alpha/beta as double (64F compute) or float
+};
+
+BlasTypes blas_types(DType d, const char* op) {
+  switch (d) {
+    case DType::Float32:
+      return {CUDA_R_32F, allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, false};
+    case DType::Float64: return {CUDA_R_64F, CUBLAS_COMPUTE_64F, true};
+    case DType::Float16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F, false};
+    case DType::BFloat16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, false};
+    default: break;
+  }
+  KILN_FAIL(DTypeError, op, "self", "CUDA matrix products support float16, bfloat16, float32 and float64; got ",
+            dtype_name(d));
+}
+
+gemm::MatrixView view_of(const Tensor& t) {
+  const int64_t o = t.dim() - 2;
+  return {t.size(o), t.size(o + 1), t.stride(o), t.stride(o + 1), t.dim() == 3 ? t.stride(0) : 0};
+}
+
+cublasOperation_t to_cublas(gemm::Trans t) { return t == gemm::Trans::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
+
+// out (dense, [r, c] or [batch, r, c]) = alpha * x @ y + beta * out.
+void gemm_into(Tensor& out, Tensor x, Tensor y, const Scalar& alpha, const Scalar& beta, const char* op) {
+  const int device = out.device().index;
+  detail::check_device(device, op);
+  KILN_CHECK(x.device() == out.device() && y.device() == out.device(), DeviceError, op, "mat2",
+             "expected all tensors on ", out.device().str(), ", got ", x.device().str(), " and ", y.device().str());
+  if (out.numel() == 0) return;
+  const BlasTypes types = blas_types(out.dtype(), op);
+  const int64_t batch = out.dim() == 3 ? out.size(0) : 1;
+  gemm::GemmPlan plan = gemm::plan_gemm(batch, view_of(x), view_of(y), view_of(out));
+  if (plan.copy_x || plan.copy_y) {  // layouts BLAS cannot read: one dense copy, then plan again
+    if (plan.copy_x) x = x.contiguous();
+    if (plan.copy_y) y = y.contiguous();
+    plan = gemm::plan_gemm(batch, view_of(x), view_of(y), view_of(out));
+  }
+  const gemm::GemmDesc& d = plan.desc;
+  DeviceGuard guard(device);
+  cublasHandle_t h = handle_for(device, op);
+  const double alpha_d = alpha.to<double>(), beta_d = beta.to<double>();
+  const float alpha_f = float(alpha_d), beta_f = float(beta_d);
+  const void* pa = types.double_scalars ? static_cast<const void*>(&alpha_d) : &alpha_f;
+  const void* pb = types.double_scalars ? static_cast<const void*>(&beta_d) : &beta_f;
+  KILN_CUBLAS_CHECK(detail::cublas(op).gemm_strided_batched_ex(
+                        h, to_cublas(d.transa), to_cublas(d.transb), int(d.m), int(d.n), int(d.k), pa, y.data_ptr(),
+                        types.data, int(d.lda), d.stride_a, x.data_ptr(), types.data, int(d.ldb), d.stride_b, pb,
+                        out.data_ptr(), types.data, int(d.ldc), d.stride_c, int(d.batch), types.compute,
+                        CUBLAS_GEMM_DEFAULT),
+                    op, "self");
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& self, const Tensor& mat2) {
+  check_mm(self, mat2);
+  Tensor out = empty({self.size(0), mat2.size(1)}, TensorOptions(self.dtype(), self.device()));
+  gemm_into(out, self, mat2, Scalar(1), Scalar(0), "mm");
+  return out;
+}
+
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
+  check_addmm(self, mat1, mat2, beta, alpha);
+  Tensor out = empty({mat1.size(0), mat2.size(1)}, TensorOptions(self.dtype(), mat1.device()));
+  const bool zero_beta = is_zero(beta);
+  if (!zero_beta && out.numel() > 0) out.copy_(self);  // copy_ broadcasts; beta == 0 ignores self
+  gemm_into(out, mat1, mat2, alpha, zero_beta ? Scalar(0) : beta, "addmm");
+  return out;
+}
+
+Tensor bmm(const Tensor& self, const Tensor& mat2) {
+  check_bmm(self, mat2);
+  Tensor out = empty({self.size(0), self.size(1), mat2.size(2)}, TensorOptions(self.dtype(), self.device()));
+  gemm_into(out, self, mat2, Scalar(1), Scalar(0), "bmm");
+  return out;
+}
+
+}  // namespace kiln::cuda
