@@ -56,7 +56,7 @@ Tensor pin_memory(const Tensor& t) {
   if (is_pinned(t)) return t;
   const size_t nbytes = t.nbytes();
   void* p = nbytes ? pinned_alloc(nbytes) : nullptr;
-  Tensor out(detail::new_tensor_impl(make_ref<StorageImpl>(p, nbytes, kCPU, pinned_free), t.dtype(), t.sizes(),
+  Tensor out(kiln::detail::new_tensor_impl(make_ref<StorageImpl>(p, nbytes, kCPU, pinned_free), t.dtype(), t.sizes(),
                                      contiguous_strides(t.sizes()), 0));
   out.copy_(t);
   return out;
