@@ -1,0 +1,114 @@
+// Hand-written CUDA kernels against the CPU (runs only where a CUDA device is present): cuBLAS
+// products over layouts and dtypes, TF32, reductions with ties and NaNs, softmax on any dim.
+// The generated `[cuda]` op tests compare the same ops with PyTorch's values.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+#include "kiln/cuda.h"
+#include "support/test_helpers.h"
+
+using namespace kiln;
+
+namespace {
+const Device kCuda("cuda:0");
+
+bool close(const Tensor& got, const Tensor& want, double rtol, double atol) {
+  if (!got.sizes().equals(want.sizes()) || got.dtype() != want.dtype()) return false;
+  std::vector<double> x = got.to_vector<double>(), y = want.to_vector<double>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(y[i]) ? !std::isnan(x[i]) : !(std::fabs(x[i] - y[i]) <= atol + rtol * std::fabs(y[i])))
+      return false;
+  }
+  return true;
+}
+}  // namespace
+
+TEST_CASE("cuBLAS: mm, bmm, addmm and matmul over transposed, sliced and batched operands") {
+  Tensor a = randn({33, 17}, TensorOptions(kFloat64)), b = randn({17, 9}, TensorOptions(kFloat64));
+  Tensor da = a.cuda(), db = b.cuda();
+  CHECK(close(mm(da, db).cpu(), mm(a, b), 1e-12, 1e-12));
+  CHECK(close(mm(db.t(), da.t()).cpu(), mm(b.t(), a.t()), 1e-12, 1e-12));            // transposes, no copies
+  CHECK(close(mm(da.slice(1, 2, 11), db.slice(0, 2, 11)).cpu(), mm(a.slice(1, 2, 11), b.slice(0, 2, 11)), 1e-12, 1e-12));
+  CHECK(close(mm(da.slice(1, 0, 17, 2), db.slice(0, 0, 17, 2)).cpu(),                   // no unit stride: one copy
+              mm(a.slice(1, 0, 17, 2), b.slice(0, 0, 17, 2)), 1e-12, 1e-12));
+  Tensor x = randn({4, 5, 6}, TensorOptions(kFloat64)), y = randn({4, 6, 3}, TensorOptions(kFloat64));
+  CHECK(close(bmm(x.cuda(), y.cuda()).cpu(), bmm(x, y), 1e-12, 1e-12));
+  CHECK(close(bmm(x.cuda(), y.cuda().transpose(1, 2).contiguous().transpose(1, 2)).cpu(), bmm(x, y), 1e-12, 1e-12));
+  Tensor bias = randn({9}, TensorOptions(kFloat64));
+  CHECK(close(addmm(bias.cuda(), da, db, 0.5, 2.0).cpu(), addmm(bias, a, b, 0.5, 2.0), 1e-12, 1e-12));
+  Tensor v = randn({6}, TensorOptions(kFloat64));
+  CHECK(close(matmul(x.cuda(), v.cuda()).cpu(), matmul(x, v), 1e-12, 1e-12));  // batched matrix @ vector
+}
+
+TEST_CASE("cuBLAS: float16 and bfloat16 accumulate in float32; TF32 is opt-in") {
+  Tensor a = randn({64, 256}), b = randn({256, 32});
+  Tensor want = mm(a, b);
+  CHECK(close(mm(a.to(kFloat16).cuda(), b.to(kFloat16).cuda()).cpu().to(kFloat32), want, 2e-2, 5e-2));
+  CHECK(close(mm(a.to(kBFloat16).cuda(), b.to(kBFloat16).cuda()).cpu().to(kFloat32), want, 5e-2, 2e-1));
+  CHECK_FALSE(cuda::allow_tf32());
+  CHECK(close(mm(a.cuda(), b.cuda()).cpu(), want, 1e-5, 1e-4));
+  cuda::set_allow_tf32(true);
+  CHECK(close(mm(a.cuda(), b.cuda()).cpu(), want, 1e-2, 5e-2));  // 10-bit mantissa inputs
+  cuda::set_allow_tf32(false);
+  std::string msg = testing::error_text<DTypeError>([&] { (void)mm(ones({2, 2}, TensorOptions(kInt64, kCuda)), ones({2, 2}, TensorOptions(kInt64, kCuda))); });
+  CHECK(testing::has(msg, "mm"));
+  CHECK(testing::has(msg, "int64"));
+}
+
+TEST_CASE("reductions: sum, mean, amax over several dims and keepdim equal the CPU") {
+  Tensor x = randn({5, 7, 300}, TensorOptions(kFloat64));
+  Tensor d = x.cuda();
+  CHECK(close(sum(d, {1}, true).cpu(), sum(x, {1}, true), 1e-12, 1e-12));
+  CHECK(close(sum(d, {0, 2}).cpu(), sum(x, {0, 2}), 1e-12, 1e-12));
+  CHECK(close(mean(d, {2}).cpu(), mean(x, {2}), 1e-12, 1e-12));
+  CHECK(close(amax(d, {0, 1}).cpu(), amax(x, {0, 1}), 0, 0));
+  CHECK(close(d.sum().cpu(), x.sum(), 1e-12, 1e-12));
+  Tensor i = arange(1000, TensorOptions(kInt32)).reshape({10, 100});
+  CHECK(close(sum(i.cuda(), {1}).cpu(), sum(i, {1}), 0, 0));  // int32 sums to int64
+}
+
+TEST_CASE("reductions: max/min with indices and argmax/argmin follow first-tie and NaN rules") {
+  std::vector<float> v(1000, 0.0f);
+  for (int i : {900, 37, 512}) v[size_t(i)] = 5.0f;
+  Tensor t = from_vector<float>(v, {10, 100});
+  auto [values, indices] = max(t.cuda(), 1, false);
+  auto [cv, ci] = max(t, 1, false);
+  CHECK(close(values.cpu(), cv, 0, 0));
+  CHECK(close(indices.cpu(), ci, 0, 0));
+  CHECK(argmax(t.cuda()).item().to_int() == 37);
+  v[600] = std::numeric_limits<float>::quiet_NaN();
+  Tensor n = from_vector<float>(v, {1000});
+  CHECK(argmax(n.cuda()).item().to_int() == 600);
+  CHECK(argmin(n.cuda()).item().to_int() == 600);
+  CHECK(std::isnan(n.cuda().max().item().to_double()));
+  CHECK(testing::has(testing::error_text<IndexError>([&] { (void)empty({0}, TensorOptions(kFloat32, kCuda)).max(); }),
+                     "numel() == 0"));
+}
+
+TEST_CASE("softmax and log_softmax on the last and on other dims equal the CPU") {
+  Tensor x = randn({4, 33, 70});
+  for (int64_t dim : {2, 1, 0}) {
+    CHECK(close(softmax(x.cuda(), dim).cpu(), softmax(x, dim), 1e-5, 1e-7));
+    CHECK(close(log_softmax(x.cuda(), dim).cpu(), log_softmax(x, dim), 1e-5, 1e-6));
+  }
+  Tensor h = x.to(kFloat16);
+  CHECK(close(softmax(h.cuda(), 2).cpu().to(kFloat32), softmax(h.to(kFloat32), 2), 1e-2, 1e-3));
+}
+
+TEST_CASE("an MLP step runs on the device and matches the CPU step") {
+  manual_seed(1);
+  Tensor w = randn({16, 8}, TensorOptions(kFloat64)), x = randn({32, 8}, TensorOptions(kFloat64));
+  Tensor target = randint(0, 16, {32}, TensorOptions(kInt64));
+  auto loss_of = [&](const Tensor& wv, const Tensor& xv, const Tensor& tv) {
+    Tensor wl = wv.clone().requires_grad_(true);
+    Tensor loss = cross_entropy(linear(xv, wl), tv);
+    loss.backward();
+    return std::make_pair(loss.detach(), wl.grad());
+  };
+  auto [cpu_loss, cpu_grad] = loss_of(w, x, target);
+  auto [dev_loss, dev_grad] = loss_of(w.cuda(), x.cuda(), target.cuda());
+  CHECK(close(dev_loss.cpu(), cpu_loss, 1e-10, 1e-12));
+  CHECK(close(dev_grad.cpu(), cpu_grad, 1e-10, 1e-12));
+}
