@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <thread>
 #include "kiln/autograd.h"
+#include "kiln/cuda.h"
 #include "kiln/tensor.h"
 
 using namespace kiln;
@@ -352,17 +353,19 @@ TEST_CASE("tensor: to(Device) and devices without a backend") {
   CHECK(c.storage() != t.storage());
   CHECK(c.to_vector<float>() == std::vector<float>{1, 1});
   CHECK(t.cpu().is_same(t));
-#ifndef KILN_WITH_CUDA
-  try {
-    t.cuda();
-    FAIL("no throw");
-  } catch (const DeviceError& e) {
-    CHECK(std::string(e.what()) ==
-          "kiln::to: argument 'device': no allocator for device cuda:0 (kiln was built without CUDA)");
+  if (!cuda::is_available()) {
+    // Built without CUDA, or built with it on a machine without a device: either way, why.
+    const std::string why = cuda::is_built() ? "no CUDA device is available (" + cuda::unavailable_reason() + ")"
+                                             : "no allocator for device cuda:0 (kiln was built without CUDA)";
+    try {
+      t.cuda();
+      FAIL("no throw");
+    } catch (const DeviceError& e) {
+      CHECK(std::string(e.what()) == "kiln::to: argument 'device': " + why);
+    }
+    CHECK_THROWS_AS(allocator_for(Device("cuda:0")), DeviceError);
+    CHECK_THROWS_AS(zeros({2}, Device("cuda")), DeviceError);
   }
-  CHECK_THROWS_AS(allocator_for(Device("cuda:0")), DeviceError);
-  CHECK_THROWS_AS(zeros({2}, Device("cuda")), DeviceError);
-#endif
   CHECK(allocator_for(kCPU) == cpu_allocator());
 }
 

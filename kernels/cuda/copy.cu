@@ -5,6 +5,7 @@
 #include "kernels/cuda/elementwise.cuh"
 #include "runtime/src/core/convert.h"
 #include "runtime/src/core/device_copy.h"
+#include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
 
 namespace kiln::cuda::detail {
 namespace {

@@ -6,6 +6,7 @@
 #include "kernels/cuda/reduce.cuh"
 #include "kiln/gen/cuda_kernels.h"
 #include "runtime/src/cuda/cuda_context.h"
+#include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
 
 namespace kiln::cuda {
 namespace {
@@ -35,7 +36,7 @@ __global__ void softmax_rows_kernel(const T* in, T* out, int64_t rows, int64_t l
     m = shared_row[threadIdx.y];
     Acc s = sum_op.init();
     if (valid)
-      for (int64_t i = threadIdx.x; i < len; i += blockDim.x) s += exp(Acc(x[i]) - m);
+      for (int64_t i = threadIdx.x; i < len; i += blockDim.x) s += ::exp(Acc(x[i]) - m);
     s = group_reduce(s, sum_op, scratch);
     __syncthreads();
     if (threadIdx.x == 0) shared_row[threadIdx.y] = s;
@@ -43,11 +44,11 @@ __global__ void softmax_rows_kernel(const T* in, T* out, int64_t rows, int64_t l
     s = shared_row[threadIdx.y];
     if (valid) {
       if (kLog) {
-        const Acc shift = m + log(s);
+        const Acc shift = m + ::log(s);
         for (int64_t i = threadIdx.x; i < len; i += blockDim.x) y[i] = T(Acc(x[i]) - shift);
       } else {
         const Acc inv = Acc(1) / s;
-        for (int64_t i = threadIdx.x; i < len; i += blockDim.x) y[i] = T(exp(Acc(x[i]) - m) * inv);
+        for (int64_t i = threadIdx.x; i < len; i += blockDim.x) y[i] = T(::exp(Acc(x[i]) - m) * inv);
       }
     }
     __syncthreads();
