@@ -58,7 +58,7 @@ Stream current_stream(int device = -1);    // this thread's current stream of th
 void set_current_stream(const Stream& s);
 // Next stream of the device's pool (round robin over a fixed set, created on first use).
 Stream stream_from_pool(int device = -1, bool high_priority = false);
-int stream_count(int device = -1);         // pool streams created so far on the device
+int stream_count(int device = -1);         // streams kiln runs on: the default one, plus the pool's 16 once used
 void synchronize(int device = -1);         // waits for all work on the device
 
 // Makes `s` current (and its device) for the scope.
@@ -135,6 +135,8 @@ struct MempoolHandle {
 };
 MempoolHandle graph_pool_handle();
 
+// Buffers a graph reads are fixed at capture: to change an input between replays, write into
+// it (copy_, fill_) — e.g. a 0-d CUDA tensor holding a learning rate, updated before replay().
 class Graph {
  public:
   Graph();
@@ -171,7 +173,7 @@ class CaptureGuard {
 };
 
 // fn, captured once into a graph after `warmup` eager runs on a side stream (as
-// torch.cuda.make_graphed_callables does). The returned callable copies its inputs into the
+// torch.cuda.make_graphed_callables does, forward only: no autograd through the graph). The returned callable copies its inputs into the
 // captured input buffers, replays, and returns the captured outputs (overwritten by the next
 // call; clone them to keep them). Inputs must match sample_inputs' shapes, dtypes and devices.
 using TensorFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
