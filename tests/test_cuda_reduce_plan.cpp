@@ -19,7 +19,8 @@ namespace {
 template <typename V, typename Op>
 V warp_tree(std::vector<V> lanes, const Op& op) {
   for (int offset = kWarp / 2; offset > 0; offset /= 2)
-    for (int l = 0; l < kWarp; ++l) lanes[size_t(l)] = op.combine(lanes[size_t(l)], lanes[size_t(l + offset < kWarp ? l + offset : l)]);
+    for (int l = 0; l < kWarp; ++l)
+      lanes[size_t(l)] = op.combine(lanes[size_t(l)], lanes[size_t(l + offset < kWarp ? l + offset : l)]);
   return lanes[0];
 }
 
@@ -32,7 +33,8 @@ V replay_row(int64_t len, int threads, const Op& op, const Load& load) {
   const int warps = threads / kWarp;
   std::vector<V> warp_results(size_t(kWarp), op.init());
   for (int w = 0; w < warps; ++w)
-    warp_results[size_t(w)] = warp_tree(std::vector<V>(partial.begin() + w * kWarp, partial.begin() + (w + 1) * kWarp), op);
+    warp_results[size_t(w)] =
+        warp_tree(std::vector<V>(partial.begin() + w * kWarp, partial.begin() + (w + 1) * kWarp), op);
   return warps > 1 ? warp_tree(warp_results, op) : warp_results[0];
 }
 

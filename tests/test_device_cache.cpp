@@ -67,7 +67,8 @@ TEST_CASE("device cache: a steady loop reaches the device only in its first iter
   BlockCache cache(dev);
   for (int iter = 0; iter < 5; ++iter) {
     std::vector<void*> live;
-    for (size_t bytes : {size_t(4000), size_t(4000), size_t(1) << 22, size_t(100)}) live.push_back(cache.allocate(0, bytes, kDefault, "test"));
+    for (size_t bytes : {size_t(4000), size_t(4000), size_t(1) << 22, size_t(100)})
+      live.push_back(cache.allocate(0, bytes, kDefault, "test"));
     for (void* p : live) cache.free(p);
     CHECK(dev.mallocs == 4);
   }

@@ -173,9 +173,9 @@ class CaptureGuard {
 };
 
 // fn, captured once into a graph after `warmup` eager runs on a side stream (as
-// torch.cuda.make_graphed_callables does, forward only: no autograd through the graph). The returned callable copies its inputs into the
-// captured input buffers, replays, and returns the captured outputs (overwritten by the next
-// call; clone them to keep them). Inputs must match sample_inputs' shapes, dtypes and devices.
+// torch.cuda.make_graphed_callables does, forward only: no autograd through the graph). The
+// returned callable copies its inputs into the captured input buffers, replays, and returns the
+// captured outputs (overwritten by the next call; clone them to keep them). Inputs must match sample_inputs' shapes, dtypes and devices.
 using TensorFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 TensorFunction make_graphed_callable(TensorFunction fn, const std::vector<Tensor>& sample_inputs,
                                      int warmup = 3);

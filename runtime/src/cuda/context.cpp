@@ -92,7 +92,8 @@ int sm_count(int device) {
   std::lock_guard<std::mutex> lock(mu);
   if (cache.empty()) cache.assign(size_t(std::max(device_count(), 1)), 0);
   int& slot = cache.at(size_t(device));
-  if (slot == 0) KILN_CUDA_CHECK(cudaDeviceGetAttribute(&slot, cudaDevAttrMultiProcessorCount, device), "cuda", "device");
+  if (slot == 0)
+    KILN_CUDA_CHECK(cudaDeviceGetAttribute(&slot, cudaDevAttrMultiProcessorCount, device), "cuda", "device");
   return slot;
 }
 
