@@ -154,7 +154,7 @@ void for_each_tile_row(const StridedGeometry& g, int n, const size_t* elem, Body
       }
     }
     for (int64_t r = 0; r < rows; ++r) {
-      char* q[5];
+      char* q[5] = {};  // only the first n are used; zeroed so GCC can see that
       for (int k = 0; k < n; ++k)
         q[k] = staged[k] ? buffer[k] + r * kTileCols * int64_t(elem[k]) : p[k] + r * g.strides[k][1];
       body(q, inner, cols);
