@@ -1,7 +1,9 @@
-// Reductions on CUDA: sum, mean, amax/amin, max/min (all and along a dim, with indices) and
-// argmax/argmin. Argument rules, result shapes and dtypes are the CPU's (kernels/cpu/reduce_dims.h,
-// kernel_utils.h); the input is laid out as rows (kept dims first, reduced dims last, one device
-// copy unless already so) and reduced row by row (reduce.cuh).
+// Reductions on CUDA: sum, mean, prod, amax/amin, max/min (all and along a dim, with indices),
+// argmax/argmin, all/any, logsumexp and var. Argument rules, result shapes and dtypes are the
+// CPU's (kernels/cpu/reduce_dims.h, kernel_utils.h); the input is laid out as rows (kept dims
+// first, reduced dims last, one device copy unless already so) and reduced row by row
+// (reduce.cuh). logsumexp and var are two row reductions: the row's max (or mean), then the sum
+// of exp(x - max) (or (x - mean)^2) reading it back.
 #include <cuda_runtime.h>
 #include <tuple>
 #include "kernels/cpu/kernel_utils.h"
@@ -39,109 +41,145 @@ Rows as_rows(const Tensor& in, const ReduceDims& rd) {
   return {p.contiguous(), rows, rd.reduced_numel};
 }
 
-template <typename T, typename Acc, typename Out, typename Op, typename Finish>
-__global__ void reduce_rows_kernel(const T* in, Out* out, int64_t rows, int64_t len, Op op, Finish finish) {
-  extern __shared__ unsigned char scratch_bytes[];
-  Acc* scratch = reinterpret_cast<Acc*>(scratch_bytes);
-  for (int64_t g = blockIdx.x; g * blockDim.y < rows; g += gridDim.x) {
-    const int64_t row = g * blockDim.y + threadIdx.y;
-    Acc acc = op.init();
-    if (row < rows)
-      for (int64_t i = threadIdx.x; i < len; i += blockDim.x) acc = op.combine(acc, Acc(in[row * len + i]));
-    acc = group_reduce(acc, op, scratch);
-    if (row < rows && threadIdx.x == 0) out[row] = finish(acc);
+// ---- loads: element -> accumulator
+template <typename Acc>
+struct CastLoad {
+  template <typename T>
+  __device__ Acc operator()(T x, int64_t, int64_t) const { return Acc(x); }
+};
+template <typename Acc>
+struct ArgLoad {
+  template <typename T>
+  __device__ ArgPair<Acc> operator()(T x, int64_t, int64_t i) const { return {Acc(x), i}; }
+};
+struct TruthLoad {  // nonzero, NaN included (the CPU's truthy)
+  template <typename T>
+  __device__ bool operator()(T x, int64_t, int64_t) const { return acc_t<T>(x) != acc_t<T>(0); }
+};
+template <typename Acc>
+struct ShiftedExpLoad {
+  const Acc* shift;  // per row
+  template <typename T>
+  __device__ Acc operator()(T x, int64_t row, int64_t) const { return ::exp(Acc(x) - shift[row]); }
+};
+template <typename Acc>
+struct SquaredDeviationLoad {
+  const Acc* mean;  // per row
+  template <typename T>
+  __device__ Acc operator()(T x, int64_t row, int64_t) const {
+    const Acc d = Acc(x) - mean[row];
+    return d * d;
   }
-}
+};
 
-template <typename T, typename Acc, typename Op>
-__global__ void arg_rows_kernel(const T* in, T* values, int64_t* indices, int64_t rows, int64_t len, Op op) {
-  extern __shared__ unsigned char scratch_bytes[];
-  auto* scratch = reinterpret_cast<ArgPair<Acc>*>(scratch_bytes);
-  for (int64_t g = blockIdx.x; g * blockDim.y < rows; g += gridDim.x) {
-    const int64_t row = g * blockDim.y + threadIdx.y;
-    ArgPair<Acc> acc = op.init();
-    if (row < rows)
-      for (int64_t i = threadIdx.x; i < len; i += blockDim.x) acc = op.combine(acc, {Acc(in[row * len + i]), i});
-    acc = group_reduce(acc, op, scratch);
-    if (row < rows && threadIdx.x == 0) {
-      if (values) values[row] = T(acc.value);
-      indices[row] = acc.index;
-    }
-  }
-}
-
-template <typename Out, typename Acc>
-struct Cast {
-  __device__ Out operator()(Acc a) const { return Out(a); }
+// ---- stores: accumulator -> output element g
+template <typename Out>
+struct CastStore {
+  Out* out;
+  template <typename Acc>
+  __device__ void operator()(int64_t g, Acc a) const { out[g] = Out(a); }
 };
 template <typename Out, typename Acc>
-struct DivideBy {
+struct DivideStore {  // mean (count = reduced numel) and var (count = max(0, N - correction))
+  Out* out;
   Acc count;
-  __device__ Out operator()(Acc a) const { return Out(a / count); }
+  __device__ void operator()(int64_t g, Acc a) const { out[g] = Out(a / count); }
+};
+template <typename T, typename Acc>
+struct ArgStore {
+  T* values;  // null for argmax/argmin
+  int64_t* indices;
+  __device__ void operator()(int64_t g, ArgPair<Acc> a) const {
+    if (values) values[g] = T(a.value);
+    indices[g] = a.index;
+  }
+};
+template <typename Acc>
+struct ShiftStore {  // logsumexp's shift: the max, or 0 when it is infinite (all -inf rows give -inf)
+  Acc* shift;
+  __device__ void operator()(int64_t g, Acc m) const { shift[g] = ::isinf(m) ? Acc(0) : m; }
+};
+template <typename Out, typename Acc>
+struct LogShiftStore {
+  Out* out;
+  const Acc* shift;
+  __device__ void operator()(int64_t g, Acc s) const { out[g] = Out(::log(s) + shift[g]); }
 };
 
-struct Launch {
-  dim3 grid, block;
-  size_t shared;
-  cudaStream_t stream;
-};
-Launch launch_for(const Tensor& t, int64_t rows, int64_t len, size_t acc_bytes, bool with_index) {
-  const cuda_plan::ReduceShape s = cuda_plan::reduce_shape(rows, len);
-  return {dim3(unsigned(std::max<int64_t>(s.blocks, 1))), dim3(unsigned(s.threads_per_row), unsigned(s.rows_per_block)),
-          cuda_plan::reduce_shared_bytes(s, acc_bytes, with_index), detail::current_cuda_stream(t.device().index)};
+template <typename T>
+const T* ptr(const Tensor& t) {
+  return static_cast<const T*>(t.data_ptr());
+}
+template <typename T>
+T* mut(Tensor& t) {
+  return static_cast<T*>(t.data_ptr());
 }
 
-template <typename T, typename Out, typename Op, typename Finish>
-void run_rows(const Rows& r, Tensor& out, const Op& op, const Finish& finish, const char* op_name) {
-  using Acc = acc_t<T>;
-  Launch l = launch_for(r.data, r.rows, r.len, sizeof(Acc), false);
-  reduce_rows_kernel<T, Acc, Out><<<l.grid, l.block, l.shared, l.stream>>>(
-      static_cast<const T*>(r.data.data_ptr()), static_cast<Out*>(out.data_ptr()), r.rows, r.len, op, finish);
-  KILN_CUDA_CHECK(cudaGetLastError(), op_name, "kernel launch");
+// One accumulator per row in device memory (the max or mean of the first of two passes).
+template <typename Acc>
+Tensor per_row_scratch(int64_t rows, Device device) {
+  return empty({rows * int64_t(sizeof(Acc))}, TensorOptions(DType::UInt8, device));
 }
 
-// Sum or mean of `in` (already cast as dtype= asks) into out_dtype.
-Tensor sum_like(const Tensor& in, const ReduceDims& rd, DType out_dtype, bool mean, const char* op) {
+// Calls f(T{}) for the dtypes in kAllowed (16/32/64-bit floats, int32 and int64, bool and
+// uint8), else a DTypeError naming the op and what it supports. Only those are instantiated.
+enum DTypeSet : unsigned { kFloats = 1, kInts = 2, kBoolU8 = 4 };
+template <unsigned kAllowed, typename F>
+void visit(DType d, const char* op, F&& f) {
+  if constexpr ((kAllowed & kFloats) != 0) switch (d) {
+      case DType::Float16: return f(Half{});
+      case DType::BFloat16: return f(BFloat16{});
+      case DType::Float32: return f(float{});
+      case DType::Float64: return f(double{});
+      default: break;
+    }
+  if constexpr ((kAllowed & kInts) != 0) switch (d) {
+      case DType::Int32: return f(int32_t{});
+      case DType::Int64: return f(int64_t{});
+      default: break;
+    }
+  if constexpr ((kAllowed & kBoolU8) != 0) switch (d) {
+      case DType::Bool: return f(bool{});
+      case DType::UInt8: return f(uint8_t{});
+      default: break;
+    }
+  KILN_FAIL(DTypeError, op, "self", op, " on CUDA supports ", (kAllowed & kBoolU8) ? "bool, uint8, " : "",
+            "float16, bfloat16, float32, float64", (kAllowed & kInts) ? ", int32 and int64" : "", "; got ",
+            dtype_name(d));
+}
+
+// sum / prod (Op) or mean of `in` (already cast as dtype= asks) into out_dtype.
+template <template <typename> class Op, bool kMean>
+Tensor sum_like(const Tensor& in, const ReduceDims& rd, DType out_dtype, const char* op) {
   detail::check_device(in.device().index, op);
   Tensor out = empty(rd.out_sizes, TensorOptions(out_dtype, in.device()));
   if (out.numel() == 0) return out;
-  DeviceGuard guard(in.device().index);
+  const int dev = in.device().index;
+  DeviceGuard guard(dev);
   Rows r = as_rows(in, rd);
-  auto run = [&](auto tag) {
-    using T = decltype(tag);
-    using Acc = acc_t<T>;
-    if (mean) run_rows<T, T>(r, out, SumOp<Acc>{}, DivideBy<T, Acc>{Acc(r.len)}, op);
-    else if (out_dtype == in.dtype()) run_rows<T, T>(r, out, SumOp<Acc>{}, Cast<T, Acc>{}, op);
-    else run_rows<T, int64_t>(r, out, SumOp<Acc>{}, Cast<int64_t, Acc>{}, op);  // integers sum to int64
-  };
-  switch (in.dtype()) {
-    case DType::Float16: run(Half{}); break;
-    case DType::BFloat16: run(BFloat16{}); break;
-    case DType::Float32: run(float{}); break;
-    case DType::Float64: run(double{}); break;
-    case DType::Int32: if (!mean) { run(int32_t{}); break; } [[fallthrough]];
-    case DType::Int64: if (!mean) { run(int64_t{}); break; } [[fallthrough]];
-    default:
-      KILN_FAIL(DTypeError, op, "self", op, " on CUDA supports float16, bfloat16, float32, float64",
-                mean ? "" : ", int32 and int64", "; got ", dtype_name(in.dtype()));
+  if constexpr (kMean) {
+    visit<kFloats>(in.dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      using Acc = acc_t<T>;
+      reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, Op<Acc>{}, CastLoad<Acc>{},
+                       DivideStore<T, Acc>{mut<T>(out), Acc(r.len)}, dev, op);
+    });
+  } else {
+    visit<kFloats | kInts>(in.dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      using Acc = acc_t<T>;
+      const T* src = ptr<T>(r.data);
+      if constexpr (std::is_integral_v<T>) {
+        if (out_dtype != in.dtype()) {  // integers accumulate into int64
+          reduce_rows<Acc>(src, r.rows, r.len, Op<Acc>{}, CastLoad<Acc>{}, CastStore<int64_t>{mut<int64_t>(out)},
+                           dev, op);
+          return;
+        }
+      }
+      reduce_rows<Acc>(src, r.rows, r.len, Op<Acc>{}, CastLoad<Acc>{}, CastStore<T>{mut<T>(out)}, dev, op);
+    });
   }
   return out;
-}
-
-// Calls f(T{}) for the dtypes the CUDA min/max/arg kernels are built for.
-template <typename F>
-void visit_ordered(DType d, const char* op, F&& f) {
-  switch (d) {
-    case DType::Float16: return f(Half{});
-    case DType::BFloat16: return f(BFloat16{});
-    case DType::Float32: return f(float{});
-    case DType::Float64: return f(double{});
-    case DType::Int32: return f(int32_t{});
-    case DType::Int64: return f(int64_t{});
-    default: break;
-  }
-  KILN_FAIL(DTypeError, op, "self", op, " on CUDA supports float16, bfloat16, float32, float64, int32 and int64; got ",
-            dtype_name(d));
 }
 
 template <bool kMax>
@@ -151,12 +189,14 @@ Tensor minmax(const Tensor& self, IntArrayRef dim, bool keepdim, const char* op)
   detail::check_device(self.device().index, op);
   Tensor out = empty(rd.out_sizes, TensorOptions(self.dtype(), self.device()));
   if (out.numel() == 0) return out;
-  DeviceGuard guard(self.device().index);
+  const int dev = self.device().index;
+  DeviceGuard guard(dev);
   Rows r = as_rows(self, rd);
-  visit_ordered(self.dtype(), op, [&](auto tag) {
+  visit<kFloats | kInts>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
-    run_rows<T, T>(r, out, MinMaxOp<Acc, kMax>{}, Cast<T, Acc>{}, op);
+    reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, MinMaxOp<Acc, kMax>{}, CastLoad<Acc>{}, CastStore<T>{mut<T>(out)},
+                     dev, op);
   });
   return out;
 }
@@ -165,16 +205,14 @@ Tensor minmax(const Tensor& self, IntArrayRef dim, bool keepdim, const char* op)
 template <bool kMax>
 void arg_reduce(const Tensor& in, const ReduceDims& rd, Tensor* values, Tensor& indices, const char* op) {
   if (indices.numel() == 0) return;
-  DeviceGuard guard(in.device().index);
+  const int dev = in.device().index;
+  DeviceGuard guard(dev);
   Rows r = as_rows(in, rd);
-  visit_ordered(in.dtype(), op, [&](auto tag) {
+  visit<kFloats | kInts>(in.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
-    Launch l = launch_for(r.data, r.rows, r.len, sizeof(ArgPair<Acc>), false);
-    arg_rows_kernel<T, Acc><<<l.grid, l.block, l.shared, l.stream>>>(
-        static_cast<const T*>(r.data.data_ptr()), values ? static_cast<T*>(values->data_ptr()) : nullptr,
-        static_cast<int64_t*>(indices.data_ptr()), r.rows, r.len, ArgOp<Acc, kMax>{});
-    KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    ArgStore<T, Acc> store{values ? mut<T>(*values) : nullptr, mut<int64_t>(indices)};
+    reduce_rows<ArgPair<Acc>>(ptr<T>(r.data), r.rows, r.len, ArgOp<Acc, kMax>{}, ArgLoad<Acc>{}, store, dev, op);
   });
 }
 
@@ -208,12 +246,34 @@ Tensor arg(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const c
   return indices;
 }
 
+// all / any: bool results, except uint8 inputs which give uint8 (as the CPU).
+template <bool kAll>
+Tensor logical(const Tensor& self, const ReduceDims& rd, const char* op) {
+  detail::check_device(self.device().index, op);
+  const bool as_uint8 = self.dtype() == DType::UInt8;
+  Tensor out = empty(rd.out_sizes, TensorOptions(as_uint8 ? DType::UInt8 : DType::Bool, self.device()));
+  if (out.numel() == 0) return out;
+  const int dev = self.device().index;
+  DeviceGuard guard(dev);
+  Rows r = as_rows(self, rd);
+  visit<kFloats | kInts | kBoolU8>(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    if (as_uint8)
+      reduce_rows<bool>(ptr<T>(r.data), r.rows, r.len, LogicalOp<kAll>{}, TruthLoad{}, CastStore<uint8_t>{mut<uint8_t>(out)},
+                        dev, op);
+    else
+      reduce_rows<bool>(ptr<T>(r.data), r.rows, r.len, LogicalOp<kAll>{}, TruthLoad{}, CastStore<bool>{mut<bool>(out)},
+                        dev, op);
+  });
+  return out;
+}
+
 }  // namespace
 
 Tensor sum(const Tensor& self, OptIntList dim, bool keepdim, std::optional<DType> dtype) {
   ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, "sum");
   Tensor in = dtype ? cpu::cast_if_needed(self, *dtype) : self;
-  return sum_like(in, rd, cpu::sum_result_dtype(self.dtype(), dtype), false, "sum");
+  return sum_like<SumOp, false>(in, rd, cpu::sum_result_dtype(self.dtype(), dtype), "sum");
 }
 
 Tensor mean(const Tensor& self, OptIntList dim, bool keepdim, std::optional<DType> dtype) {
@@ -222,7 +282,19 @@ Tensor mean(const Tensor& self, OptIntList dim, bool keepdim, std::optional<DTyp
              "complex dtype. Got: ", dtype_name(*dtype));
   ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, "mean");
   Tensor in = dtype ? cpu::cast_if_needed(self, *dtype) : self;
-  return sum_like(in, rd, in.dtype(), true, "mean");
+  return sum_like<SumOp, true>(in, rd, in.dtype(), "mean");
+}
+
+Tensor prod(const Tensor& self, std::optional<DType> dtype) {
+  ReduceDims rd = cpu::reduce_dims(self, IntArrayRef(), false, "prod");
+  Tensor in = dtype ? cpu::cast_if_needed(self, *dtype) : self;
+  return sum_like<ProdOp, false>(in, rd, cpu::sum_result_dtype(self.dtype(), dtype), "prod");
+}
+
+Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim, std::optional<DType> dtype) {
+  ReduceDims rd = cpu::reduce_one_dim(self, dim, keepdim, "prod");
+  Tensor in = dtype ? cpu::cast_if_needed(self, *dtype) : self;
+  return sum_like<ProdOp, false>(in, rd, cpu::sum_result_dtype(self.dtype(), dtype), "prod");
 }
 
 Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) { return minmax<true>(self, dim, keepdim, "amax"); }
@@ -241,6 +313,69 @@ Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
 }
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   return arg<false>(self, dim, keepdim, "argmin");
+}
+
+Tensor all_all(const Tensor& self) {
+  return logical<true>(self, cpu::reduce_dims(self, IntArrayRef(), false, "all"), "all");
+}
+Tensor any_all(const Tensor& self) {
+  return logical<false>(self, cpu::reduce_dims(self, IntArrayRef(), false, "any"), "any");
+}
+Tensor all_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return logical<true>(self, cpu::reduce_one_dim(self, dim, keepdim, "all"), "all");
+}
+Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return logical<false>(self, cpu::reduce_one_dim(self, dim, keepdim, "any"), "any");
+}
+
+Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  const char* op = "logsumexp";
+  ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, op);
+  detail::check_device(self.device().index, op);
+  KILN_CHECK(is_floating(self.dtype()), DTypeError, op, "self", "expected a floating point tensor, got ",
+             dtype_name(self.dtype()));
+  Tensor out = empty(rd.out_sizes, TensorOptions(self.dtype(), self.device()));
+  if (out.numel() == 0) return out;
+  const int dev = self.device().index;
+  DeviceGuard guard(dev);
+  Rows r = as_rows(self, rd);
+  visit<kFloats>(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = acc_t<T>;
+    Tensor shift = per_row_scratch<Acc>(r.rows, self.device());
+    Acc* s = mut<Acc>(shift);
+    reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, MinMaxOp<Acc, true>{}, CastLoad<Acc>{}, ShiftStore<Acc>{s}, dev,
+                     op);
+    reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, SumOp<Acc>{}, ShiftedExpLoad<Acc>{s},
+                     LogShiftStore<T, Acc>{mut<T>(out), s}, dev, op);
+  });
+  return out;
+}
+
+Tensor var(const Tensor& self, OptIntList dim, const std::optional<Scalar>& correction, bool keepdim) {
+  const char* op = "var";
+  ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, op);
+  detail::check_device(self.device().index, op);
+  KILN_CHECK(is_floating(self.dtype()), DTypeError, op, "self",
+             "var on CUDA supports float16, bfloat16, float32 and float64; got ", dtype_name(self.dtype()));
+  const double c = correction ? correction->to_double() : 1.0;
+  Tensor out = empty(rd.out_sizes, TensorOptions(self.dtype(), self.device()));
+  if (out.numel() == 0) return out;
+  const int dev = self.device().index;
+  DeviceGuard guard(dev);
+  Rows r = as_rows(self, rd);
+  visit<kFloats>(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = acc_t<T>;
+    Tensor mean = per_row_scratch<Acc>(r.rows, self.device());
+    Acc* m = mut<Acc>(mean);
+    reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, SumOp<Acc>{}, CastLoad<Acc>{}, DivideStore<Acc, Acc>{m, Acc(r.len)},
+                     dev, op);
+    const Acc divisor = Acc(std::max(0.0, double(r.len) - c));  // 0: NaN (or inf), as the CPU
+    reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, SumOp<Acc>{}, SquaredDeviationLoad<Acc>{m},
+                     DivideStore<T, Acc>{mut<T>(out), divisor}, dev, op);
+  });
+  return out;
 }
 
 }  // namespace kiln::cuda

@@ -36,6 +36,19 @@ struct SumOp {
   KILN_HOST_DEVICE Acc combine(Acc a, Acc b) const { return a + b; }
 };
 
+template <typename Acc>
+struct ProdOp {
+  KILN_HOST_DEVICE Acc init() const { return Acc(1); }
+  KILN_HOST_DEVICE Acc combine(Acc a, Acc b) const { return a * b; }
+};
+
+// all (kAll) / any over truth values (the kernels load "x != 0", NaN counting as true).
+template <bool kAll>
+struct LogicalOp {
+  KILN_HOST_DEVICE bool init() const { return kAll; }
+  KILN_HOST_DEVICE bool combine(bool a, bool b) const { return kAll ? (a && b) : (a || b); }
+};
+
 // NaN propagates: once a partial is NaN it stays NaN.
 template <typename Acc, bool kMax>
 struct MinMaxOp {

@@ -6,6 +6,7 @@
 // short rows share a 256-thread block, so no thread idles on a row of 10 elements.
 #include <algorithm>
 #include <cstdint>
+#include "kiln/macros.h"
 
 namespace kiln::cuda_plan {
 
@@ -29,6 +30,49 @@ inline ReduceShape reduce_shape(int64_t rows, int64_t length) {
   const int64_t groups = (rows + s.rows_per_block - 1) / s.rows_per_block;
   s.blocks = std::min(groups, kMaxGridBlocks);
   return s;
+}
+
+// A long row split across blocks: when the rows alone leave most SMs idle (a full reduction is
+// one row), each row is cut into `splits` chunks of `chunk` elements (the last may be shorter);
+// pass 1 reduces every chunk to a partial, pass 2 reduces each row's `splits` partials.
+inline constexpr int64_t kMinChunk = int64_t(kReduceBlockThreads) * 16;  // 16 loads per thread
+
+struct RowSplit {
+  int64_t splits = 1;
+  int64_t chunk = 0;  // == length when not split
+};
+
+// Aims at 4 blocks per SM over all rows; a row is never cut into chunks shorter than kMinChunk.
+inline RowSplit row_split(int64_t rows, int64_t length, int sm_count) {
+  RowSplit r{1, length};
+  const int64_t target_blocks = int64_t(sm_count > 0 ? sm_count : 1) * 4;
+  if (rows <= 0 || rows >= target_blocks || length < 2 * kMinChunk) return r;
+  const int64_t want = (target_blocks + rows - 1) / rows;
+  const int64_t most = length / kMinChunk;
+  const int64_t splits = std::min(want, most);
+  if (splits < 2) return r;
+  r.chunk = (length + splits - 1) / splits;
+  r.splits = (length + r.chunk - 1) / r.chunk;  // no empty chunk
+  return r;
+}
+
+// Chunk `c` of a row covers row elements [c * chunk, c * chunk + chunk_length); the kernels
+// call this too.
+KILN_HOST_DEVICE inline int64_t chunk_length(int64_t chunk, int64_t length, int64_t c) {
+  const int64_t rest = length - c * chunk;
+  return rest < chunk ? rest : chunk;
+}
+
+// softmax along a dim of a tensor viewed as [outer, size, inner]: inner == 1 is rows (a row
+// group each); with inner > 1 and enough columns (outer * inner) to fill the device, one thread
+// per column walks the dim with stride inner (neighbouring threads read neighbouring elements);
+// with few columns the dim is moved last instead, so row groups share each long column.
+inline constexpr int64_t kMinStridedColumns = 2048;
+inline bool softmax_strided(int64_t outer, int64_t inner) { return inner > 1 && outer * inner >= kMinStridedColumns; }
+
+// Offset of element 0 of column c (of outer * inner columns) in the dense [outer, size, inner].
+KILN_HOST_DEVICE inline int64_t column_base(int64_t c, int64_t size, int64_t inner) {
+  return (c / inner) * size * inner + c % inner;
 }
 
 // Bytes of shared memory a block needs: one partial per warp per row, of `acc_bytes` each
