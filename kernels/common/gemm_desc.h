@@ -47,6 +47,8 @@ struct GemmPlan {
 };
 
 // out[b] = x[b] @ y[b] for b < batch; x is r x k, y is k x c, out is dense r x c (ld = c).
+// x and y are only read, so any batch strides do (0 for a broadcast batch, or batches that
+// overlap); only their per-matrix layout can force a copy.
 inline GemmPlan plan_gemm(int64_t batch, const MatrixView& x, const MatrixView& y, const MatrixView& out) {
   GemmPlan plan;
   GemmDesc& d = plan.desc;
@@ -67,6 +69,15 @@ inline GemmPlan plan_gemm(int64_t batch, const MatrixView& x, const MatrixView& 
   d.stride_b = x.batch_stride;
   d.stride_c = out.batch_stride;
   return plan;
+}
+
+// BLAS (OpenBLAS's default blasint, cuBLAS's int) takes sizes, leading dimensions and the batch
+// count as 32-bit ints; batch strides are 64-bit in cuBLAS and pointer arithmetic on the host.
+inline bool fits_blas_int(const GemmDesc& d) {
+  const int64_t most = 2147483647;
+  for (int64_t v : {d.m, d.n, d.k, d.lda, d.ldb, d.ldc, d.batch})
+    if (v > most) return false;
+  return true;
 }
 
 }  // namespace kiln::gemm

@@ -73,7 +73,15 @@ void gemm_into(Tensor& out, Tensor x, Tensor y, const Scalar& alpha, const Scala
     plan = gemm::plan_gemm(batch, view_of(x), view_of(y), view_of(out));
   }
   const gemm::GemmDesc& d = plan.desc;
+  KILN_CHECK(gemm::fits_blas_int(d), NotImplementedError, op, "self",
+             "cuBLAS takes sizes and leading dimensions below 2^31; got m=", d.m, " n=", d.n, " k=", d.k,
+             " batch=", d.batch);
   DeviceGuard guard(device);
+  if (d.k == 0) {  // an empty sum: out = beta * out, without asking cuBLAS about k = 0
+    if (is_zero(beta)) out.zero_();
+    else if (beta.to<double>() != 1.0) out.mul_(scalar_tensor(beta, out.options()));
+    return;
+  }
   cublasHandle_t h = handle_for(device, op);
   const double alpha_d = alpha.to<double>(), beta_d = beta.to<double>();
   const float alpha_f = float(alpha_d), beta_f = float(beta_d);

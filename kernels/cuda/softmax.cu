@@ -1,6 +1,7 @@
-// softmax and log_softmax on CUDA: a row group per row (plan/reduce_plan.h) takes the row's max,
-// then the sum of exp(x - max), then writes exp(x - max) / sum or x - max - log(sum), in float32
-// for 16-bit inputs. A dim other than the last is moved last (one device copy each way).
+// softmax and log_softmax on CUDA: max-subtracted, exp(x - max) / sum or x - max - log(sum), in
+// float32 for 16-bit inputs. Viewed as [outer, size, inner] around dim: inner == 1 gives a row
+// group per row (plan/reduce_plan.h); inner > 1 gives a thread per column striding by inner
+// when there are enough columns, else the dim is moved last (one device copy each way).
 #include <cuda_runtime.h>
 #include "kernels/cpu/kernel_utils.h"
 #include "kernels/cuda/reduce.cuh"
@@ -55,6 +56,49 @@ __global__ void softmax_rows_kernel(const T* in, T* out, int64_t rows, int64_t l
   }
 }
 
+// One thread per column (c < outer * inner) of the dense [outer, size, inner] input: three
+// passes down the column (max, sum of exp, write); threads of a warp read adjacent elements.
+template <typename T, bool kLog>
+__global__ void softmax_columns_kernel(const T* in, T* out, int64_t columns, int64_t size, int64_t inner) {
+  using Acc = acc_t<T>;
+  const MinMaxOp<Acc, true> max_op;
+  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < columns; c += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t base = cuda_plan::column_base(c, size, inner);
+    const T* x = in + base;
+    T* y = out + base;
+    Acc m = max_op.init();
+    for (int64_t j = 0; j < size; ++j) m = max_op.combine(m, Acc(x[j * inner]));
+    Acc s = 0;
+    for (int64_t j = 0; j < size; ++j) s += ::exp(Acc(x[j * inner]) - m);
+    if (kLog) {
+      const Acc shift = m + ::log(s);
+      for (int64_t j = 0; j < size; ++j) y[j * inner] = T(Acc(x[j * inner]) - shift);
+    } else {
+      const Acc inv = Acc(1) / s;
+      for (int64_t j = 0; j < size; ++j) y[j * inner] = T(::exp(Acc(x[j * inner]) - m) * inv);
+    }
+  }
+}
+
+template <bool kLog>
+Tensor softmax_columns(const Tensor& self, int64_t d, DType dt, const char* op) {
+  const cpu::DimSplit sp = cpu::split_at_dim(self, d);
+  Tensor in = cpu::dense(self, dt);
+  Tensor out = empty(in.sizes(), TensorOptions(dt, self.device()));
+  const int64_t columns = sp.outer * sp.inner;
+  const int threads = cuda_plan::kReduceBlockThreads;
+  const int64_t blocks = std::min((columns + threads - 1) / threads, cuda_plan::kMaxGridBlocks);
+  visit_dtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_floating(dtype_of<T>)) {
+      softmax_columns_kernel<T, kLog><<<unsigned(blocks), threads, 0, detail::current_cuda_stream(self.device().index)>>>(
+          static_cast<const T*>(in.data_ptr()), static_cast<T*>(out.data_ptr()), columns, sp.size, sp.inner);
+      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    }
+  });
+  return out;
+}
+
 template <bool kLog>
 Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<DType> dtype, const char* op) {
   const int64_t nd = self.dim();
@@ -64,6 +108,8 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<DType> dtype,
   detail::check_device(self.device().index, op);
   if (self.numel() == 0) return empty(self.sizes(), TensorOptions(dt, self.device()));
   DeviceGuard guard(self.device().index);
+  const cpu::DimSplit split = cpu::split_at_dim(self, d);
+  if (cuda_plan::softmax_strided(split.outer, split.inner)) return softmax_columns<kLog>(self, d, dt, op);
   const bool last = nd == 0 || d == nd - 1;
   Tensor moved = last ? self : self.transpose(d, nd - 1);
   Tensor in = cpu::dense(moved, dt);
