@@ -19,12 +19,35 @@ namespace {
 using cpu::ReduceDims;
 using namespace reduce_detail;
 
-// `in` as a dense [rows, len] tensor with the reduced dims last.
+// `in` laid out for the kernels: `rows` results, each combining `len` elements. inner == 1:
+// dense rows [rows, len]; inner > 1: a dense [outer, len, inner] read as rows = outer * inner
+// columns (reduce_columns), which saves the copy that moving the reduced dims last would take.
 struct Rows {
   Tensor data;
-  int64_t rows, len;
+  int64_t rows, len, inner = 1;
 };
 Rows as_rows(const Tensor& in, const ReduceDims& rd) {
+  if (in.dim() > 0 && in.is_contiguous()) {
+    // Dims of size 1 go anywhere; the others must be [kept..., reduced..., kept...].
+    int64_t outer = 1, inner = 1;
+    int stage = 0;  // 0: before the reduced block, 1: in it, 2: after it
+    bool block = true;
+    for (int64_t d = 0; d < in.dim() && block; ++d) {
+      const int64_t n = in.size(d);
+      if (n == 1) continue;
+      const bool reduced = rd.reduced[size_t(d)] != 0;
+      if (reduced) {
+        if (stage == 2) block = false;
+        stage = 1;
+      } else if (stage == 0) {
+        outer *= n;
+      } else {
+        stage = 2;
+        inner *= n;
+      }
+    }
+    if (block && inner > 1) return {in, outer * inner, rd.reduced_numel, inner};
+  }
   DimVector kept, reduced;
   int64_t rows = 1;
   for (int64_t d = 0; d < in.dim(); ++d) {
@@ -39,6 +62,14 @@ Rows as_rows(const Tensor& in, const ReduceDims& rd) {
   for (int64_t d : reduced) perm.push_back(d);
   Tensor p = in.dim() > 0 ? in.permute(perm) : in;
   return {p.contiguous(), rows, rd.reduced_numel};
+}
+
+// store(r, reduction of load(x) over result r's elements) for every result r of the layout.
+template <typename Acc, typename T, typename Op, typename Load, typename Store>
+void reduce_layout(const Rows& r, const Op& op, const Load& load, const Store& store, int dev, const char* op_name) {
+  const T* p = static_cast<const T*>(r.data.data_ptr());
+  if (r.inner == 1) reduce_rows<Acc>(p, r.rows, r.len, op, load, store, dev, op_name);
+  else reduce_columns<Acc>(p, r.rows, r.len, r.inner, op, load, store, dev, op_name);
 }
 
 // ---- loads: element -> accumulator
@@ -107,10 +138,6 @@ struct LogShiftStore {
 };
 
 template <typename T>
-const T* ptr(const Tensor& t) {
-  return static_cast<const T*>(t.data_ptr());
-}
-template <typename T>
 T* mut(Tensor& t) {
   return static_cast<T*>(t.data_ptr());
 }
@@ -161,22 +188,21 @@ Tensor sum_like(const Tensor& in, const ReduceDims& rd, DType out_dtype, const c
     visit<kFloats>(in.dtype(), op, [&](auto tag) {
       using T = decltype(tag);
       using Acc = acc_t<T>;
-      reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, Op<Acc>{}, CastLoad<Acc>{},
+      reduce_layout<Acc, T>(r, Op<Acc>{}, CastLoad<Acc>{},
                        DivideStore<T, Acc>{mut<T>(out), Acc(r.len)}, dev, op);
     });
   } else {
     visit<kFloats | kInts>(in.dtype(), op, [&](auto tag) {
       using T = decltype(tag);
       using Acc = acc_t<T>;
-      const T* src = ptr<T>(r.data);
       if constexpr (std::is_integral_v<T>) {
         if (out_dtype != in.dtype()) {  // integers accumulate into int64
-          reduce_rows<Acc>(src, r.rows, r.len, Op<Acc>{}, CastLoad<Acc>{}, CastStore<int64_t>{mut<int64_t>(out)},
+          reduce_layout<Acc, T>(r, Op<Acc>{}, CastLoad<Acc>{}, CastStore<int64_t>{mut<int64_t>(out)},
                            dev, op);
           return;
         }
       }
-      reduce_rows<Acc>(src, r.rows, r.len, Op<Acc>{}, CastLoad<Acc>{}, CastStore<T>{mut<T>(out)}, dev, op);
+      reduce_layout<Acc, T>(r, Op<Acc>{}, CastLoad<Acc>{}, CastStore<T>{mut<T>(out)}, dev, op);
     });
   }
   return out;
@@ -195,7 +221,7 @@ Tensor minmax(const Tensor& self, IntArrayRef dim, bool keepdim, const char* op)
   visit<kFloats | kInts>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
-    reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, MinMaxOp<Acc, kMax>{}, CastLoad<Acc>{}, CastStore<T>{mut<T>(out)},
+    reduce_layout<Acc, T>(r, MinMaxOp<Acc, kMax>{}, CastLoad<Acc>{}, CastStore<T>{mut<T>(out)},
                      dev, op);
   });
   return out;
@@ -212,7 +238,7 @@ void arg_reduce(const Tensor& in, const ReduceDims& rd, Tensor* values, Tensor& 
     using T = decltype(tag);
     using Acc = acc_t<T>;
     ArgStore<T, Acc> store{values ? mut<T>(*values) : nullptr, mut<int64_t>(indices)};
-    reduce_rows<ArgPair<Acc>>(ptr<T>(r.data), r.rows, r.len, ArgOp<Acc, kMax>{}, ArgLoad<Acc>{}, store, dev, op);
+    reduce_layout<ArgPair<Acc>, T>(r, ArgOp<Acc, kMax>{}, ArgLoad<Acc>{}, store, dev, op);
   });
 }
 
@@ -259,10 +285,10 @@ Tensor logical(const Tensor& self, const ReduceDims& rd, const char* op) {
   visit<kFloats | kInts | kBoolU8>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     if (as_uint8)
-      reduce_rows<bool>(ptr<T>(r.data), r.rows, r.len, LogicalOp<kAll>{}, TruthLoad{}, CastStore<uint8_t>{mut<uint8_t>(out)},
+      reduce_layout<bool, T>(r, LogicalOp<kAll>{}, TruthLoad{}, CastStore<uint8_t>{mut<uint8_t>(out)},
                         dev, op);
     else
-      reduce_rows<bool>(ptr<T>(r.data), r.rows, r.len, LogicalOp<kAll>{}, TruthLoad{}, CastStore<bool>{mut<bool>(out)},
+      reduce_layout<bool, T>(r, LogicalOp<kAll>{}, TruthLoad{}, CastStore<bool>{mut<bool>(out)},
                         dev, op);
   });
   return out;
@@ -344,9 +370,9 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
     using Acc = acc_t<T>;
     Tensor shift = per_row_scratch<Acc>(r.rows, self.device());
     Acc* s = mut<Acc>(shift);
-    reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, MinMaxOp<Acc, true>{}, CastLoad<Acc>{}, ShiftStore<Acc>{s}, dev,
+    reduce_layout<Acc, T>(r, MinMaxOp<Acc, true>{}, CastLoad<Acc>{}, ShiftStore<Acc>{s}, dev,
                      op);
-    reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, SumOp<Acc>{}, ShiftedExpLoad<Acc>{s},
+    reduce_layout<Acc, T>(r, SumOp<Acc>{}, ShiftedExpLoad<Acc>{s},
                      LogShiftStore<T, Acc>{mut<T>(out), s}, dev, op);
   });
   return out;
@@ -369,10 +395,10 @@ Tensor var(const Tensor& self, OptIntList dim, const std::optional<Scalar>& corr
     using Acc = acc_t<T>;
     Tensor mean = per_row_scratch<Acc>(r.rows, self.device());
     Acc* m = mut<Acc>(mean);
-    reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, SumOp<Acc>{}, CastLoad<Acc>{}, DivideStore<Acc, Acc>{m, Acc(r.len)},
+    reduce_layout<Acc, T>(r, SumOp<Acc>{}, CastLoad<Acc>{}, DivideStore<Acc, Acc>{m, Acc(r.len)},
                      dev, op);
     const Acc divisor = Acc(std::max(0.0, double(r.len) - c));  // 0: NaN (or inf), as the CPU
-    reduce_rows<Acc>(ptr<T>(r.data), r.rows, r.len, SumOp<Acc>{}, SquaredDeviationLoad<Acc>{m},
+    reduce_layout<Acc, T>(r, SumOp<Acc>{}, SquaredDeviationLoad<Acc>{m},
                      DivideStore<T, Acc>{mut<T>(out), divisor}, dev, op);
   });
   return out;

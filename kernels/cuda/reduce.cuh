@@ -3,6 +3,7 @@
 // Row reductions on the GPU: `rows` rows of `len` contiguous elements, a group of threads per
 // row (plan/reduce_plan.h), partials combined (plan/reduce_ops.h) by warp shuffles then shared
 // memory; rows too long for the grid are split across blocks and finished by a second pass.
+// Reductions over leading dims of a dense tensor read it in place as columns instead.
 // Used by the reductions (reduce.cu) and softmax (softmax.cu).
 #include <cuda_runtime.h>
 #include <algorithm>
@@ -115,6 +116,58 @@ void reduce_rows(const In* in, int64_t rows, int64_t len, const Op& op, const Lo
   launch_pass<In, Acc>(in, rows * sp.splits, len, sp.splits, sp.chunk, op, load, PartialStore<Acc>{partials}, device,
                        op_name);
   launch_pass<Acc, Acc>(partials, rows, sp.splits, 1, sp.splits, op, PartialLoad{}, store, device, op_name);
+}
+
+// Column c < columns of the dense [outer, len, inner] `in` (cuda_plan::column_base), chunk
+// blockIdx.y of `splits`: blockDim = (kColumnTile, kColumnSlices); store(c * splits + chunk, acc).
+template <typename In, typename Acc, typename Op, typename Load, typename Store>
+__global__ void reduce_columns_kernel(const In* in, int64_t columns, int64_t len, int64_t inner, int64_t splits,
+                                      int64_t chunk, Op op, Load load, Store store) {
+  extern __shared__ unsigned char scratch_bytes[];
+  Acc* scratch = reinterpret_cast<Acc*>(scratch_bytes);  // [kColumnSlices][kColumnTile]
+  const int64_t split = blockIdx.y, begin = split * chunk;
+  const int64_t n = cuda_plan::chunk_length(chunk, len, split);
+  for (int64_t tile = blockIdx.x; tile * cuda_plan::kColumnTile < columns; tile += gridDim.x) {
+    const int64_t c = tile * cuda_plan::kColumnTile + threadIdx.x;
+    Acc acc = op.init();
+    if (c < columns) {
+      const In* p = in + cuda_plan::column_base(c, len, inner) + begin * inner;
+      for (int64_t j = threadIdx.y; j < n; j += blockDim.y) acc = op.combine(acc, load(p[j * inner], c, begin + j));
+    }
+    scratch[threadIdx.y * blockDim.x + threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < columns) {
+      for (unsigned k = 1; k < blockDim.y; ++k) acc = op.combine(acc, scratch[k * blockDim.x + threadIdx.x]);
+      store(c * splits + split, acc);
+    }
+    __syncthreads();
+  }
+}
+
+// store(c, reduction of column c) for the `columns` = outer * inner columns of the dense
+// [outer, len, inner] `in`; one pass, or a second (the row kernel over each column's partials)
+// when columns are split.
+template <typename Acc, typename In, typename Op, typename Load, typename Store>
+void reduce_columns(const In* in, int64_t columns, int64_t len, int64_t inner, const Op& op, const Load& load,
+                    const Store& store, int device, const char* op_name) {
+  if (columns == 0) return;
+  const cuda_plan::ColumnShape s = cuda_plan::column_shape(columns, len, detail::sm_count(device));
+  const dim3 grid(unsigned(std::max<int64_t>(s.tiles, 1)), unsigned(s.splits));
+  const dim3 block(cuda_plan::kColumnTile, cuda_plan::kColumnSlices);
+  const size_t shared = size_t(cuda_plan::kColumnTile) * cuda_plan::kColumnSlices * sizeof(Acc);
+  cudaStream_t stream = detail::current_cuda_stream(device);
+  if (s.splits == 1) {
+    reduce_columns_kernel<In, Acc><<<grid, block, shared, stream>>>(in, columns, len, inner, 1, len, op, load, store);
+    KILN_CUDA_CHECK(cudaGetLastError(), op_name, "kernel launch");
+    return;
+  }
+  Tensor buffer = empty({columns * s.splits * int64_t(sizeof(Acc))},
+                        TensorOptions(DType::UInt8, Device(DeviceType::CUDA, device)));
+  Acc* partials = static_cast<Acc*>(buffer.data_ptr());
+  reduce_columns_kernel<In, Acc><<<grid, block, shared, stream>>>(in, columns, len, inner, s.splits, s.chunk, op, load,
+                                                                  PartialStore<Acc>{partials});
+  KILN_CUDA_CHECK(cudaGetLastError(), op_name, "kernel launch");
+  launch_pass<Acc, Acc>(partials, columns, s.splits, 1, s.splits, op, PartialLoad{}, store, device, op_name);
 }
 
 }  // namespace kiln::cuda::reduce_detail

@@ -63,6 +63,36 @@ KILN_HOST_DEVICE inline int64_t chunk_length(int64_t chunk, int64_t length, int6
   return rest < chunk ? rest : chunk;
 }
 
+// Reduced dims followed by kept ones (sum over dim 0 of [N, C]): the input is [outer, len, inner]
+// with inner > 1, output c = (o, i) is column c. A block is kColumnTile adjacent columns x
+// kColumnSlices threads down each column (a warp reads 32 neighbouring elements), the slices
+// meet in shared memory. Few columns and long ones: each column is also split into chunks over
+// gridDim.y (partials finished by the row kernel).
+inline constexpr int kColumnTile = 32;
+inline constexpr int kColumnSlices = 8;
+inline constexpr int64_t kMinColumnChunk = int64_t(kColumnSlices) * 16;
+inline constexpr int64_t kMaxGridY = 65535;
+
+struct ColumnShape {
+  int64_t tiles = 0;   // gridDim.x (grid-stride over tiles of kColumnTile columns)
+  int64_t splits = 1;  // gridDim.y
+  int64_t chunk = 0;   // column elements per split (== len when not split)
+};
+
+inline ColumnShape column_shape(int64_t columns, int64_t len, int sm_count) {
+  ColumnShape s;
+  const int64_t tiles = (columns + kColumnTile - 1) / kColumnTile;
+  s.tiles = std::min(tiles, kMaxGridBlocks);
+  s.chunk = len;
+  const int64_t target_blocks = int64_t(sm_count > 0 ? sm_count : 1) * 4;
+  if (tiles >= target_blocks || len < 2 * kMinColumnChunk) return s;
+  const int64_t splits = std::min({(target_blocks + tiles - 1) / tiles, len / kMinColumnChunk, kMaxGridY});
+  if (splits < 2) return s;
+  s.chunk = (len + splits - 1) / splits;
+  s.splits = (len + s.chunk - 1) / s.chunk;
+  return s;
+}
+
 // softmax along a dim of a tensor viewed as [outer, size, inner]: inner == 1 is rows (a row
 // group each); with inner > 1 and enough columns (outer * inner) to fill the device, one thread
 // per column walks the dim with stride inner (neighbouring threads read neighbouring elements);
