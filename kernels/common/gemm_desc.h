@@ -35,6 +35,7 @@ struct BlasOperand {
 };
 inline std::optional<BlasOperand> blas_operand(int64_t p, int64_t q, int64_t si, int64_t sj) {
   const int64_t pmin = p > 1 ? p : 1, qmin = q > 1 ? q : 1;
+  if (p == 0 || q == 0) return BlasOperand{Trans::N, pmin};  // nothing is read: any ld >= rows
   // size-1 dims put no constraint on their stride
   if ((si == 1 || p == 1) && (q == 1 || sj >= pmin)) return BlasOperand{Trans::N, q == 1 ? pmin : sj};
   if ((sj == 1 || q == 1) && (p == 1 || si >= qmin)) return BlasOperand{Trans::T, p == 1 ? qmin : si};
