@@ -3,6 +3,7 @@
 // then a second warp over the warps' partials) compared with the CPU kernels' results.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -105,4 +106,217 @@ TEST_CASE("reduction tree: argmax/argmin pick the first maximum and the first Na
   CHECK(replay_row<ArgPair<float>>(1000, 256, ArgOp<float, true>{}, load).index == 200);
   CHECK(replay_row<ArgPair<float>>(1000, 256, ArgOp<float, false>{}, load).index == 200);
   CHECK(tn.argmax().item().to_int() == 200);
+}
+
+namespace {
+
+// The two-pass reduction of a split row (reduce.cuh: reduce_rows): each chunk through the row
+// tree with the chunk's own launch shape, then the row's partials through a second tree.
+template <typename V, typename Op, typename Load>
+V replay_split_row(int64_t len, const RowSplit& sp, const Op& op, const Load& load) {
+  std::vector<V> partials;
+  const int chunk_threads = reduce_shape(1, sp.chunk).threads_per_row;
+  for (int64_t c = 0; c < sp.splits; ++c) {
+    const int64_t begin = c * sp.chunk, n = chunk_length(sp.chunk, len, c);
+    partials.push_back(replay_row<V>(n, chunk_threads, op, [&](int64_t i) { return load(begin + i); }));
+  }
+  const int final_threads = reduce_shape(1, sp.splits).threads_per_row;
+  return replay_row<V>(sp.splits, final_threads, op, [&](int64_t i) { return partials[size_t(i)]; });
+}
+
+}  // namespace
+
+TEST_CASE("row_split: a lone long row is cut over the SMs, many rows or short ones are not") {
+  // full reduction of 10^7 elements on 132 SMs: 528 target blocks, chunks of 18940
+  RowSplit sp = row_split(1, 10'000'000, 132);
+  CHECK(sp.splits == 528);
+  CHECK(sp.chunk == 18940);
+  CHECK(chunk_length(sp.chunk, 10'000'000, 527) == 10'000'000 - 527 * 18940);
+  // 32 rows of 1000: too short to split (below 2 chunks of 4096)
+  sp = row_split(32, 1000, 132);
+  CHECK(sp.splits == 1);
+  CHECK(sp.chunk == 1000);
+  // 4 rows of 100000: 132 blocks per row wanted, but at most 100000 / 4096 = 24 chunks
+  sp = row_split(4, 100'000, 132);
+  CHECK(sp.splits == 24);
+  CHECK(sp.chunk == 4167);
+  // enough rows to fill the device: one block group per row, no second pass
+  CHECK(row_split(1000, 1'000'000, 132).splits == 1);
+  // just long enough for two chunks
+  sp = row_split(1, 2 * kMinChunk, 1);
+  CHECK(sp.splits == 2);
+  CHECK(sp.chunk == kMinChunk);
+  CHECK(row_split(1, 2 * kMinChunk - 1, 132).splits == 1);
+}
+
+TEST_CASE("row_split: chunks tile the row exactly, none empty") {
+  for (int64_t len : {8192, 8193, 100'000, 1'000'003, 10'000'000})
+    for (int64_t rows : {1, 3, 64})
+      for (int sms : {1, 80, 132}) {
+        RowSplit sp = row_split(rows, len, sms);
+        int64_t covered = 0;
+        for (int64_t c = 0; c < sp.splits; ++c) {
+          const int64_t n = chunk_length(sp.chunk, len, c);
+          CHECK(n > 0);
+          covered += n;
+        }
+        CHECK(covered == len);
+      }
+}
+
+TEST_CASE("split reduction: sum, max and argmax over chunks then partials equal the CPU") {
+  const int64_t len = 300'000;
+  Tensor x = randn({len}, TensorOptions(kFloat64));
+  const double* p = x.data<double>();
+  RowSplit sp = row_split(1, len, 132);
+  REQUIRE(sp.splits > 1);
+  double s = replay_split_row<double>(len, sp, SumOp<double>{}, [&](int64_t i) { return p[i]; });
+  CHECK(s == doctest::Approx(x.sum().item().to_double()).epsilon(1e-12));
+  double m = replay_split_row<double>(len, sp, MinMaxOp<double, true>{}, [&](int64_t i) { return p[i]; });
+  CHECK(m == x.max().item().to_double());
+  // ties in different chunks: the first index wins; then a NaN in a later chunk wins over all
+  std::vector<float> v(size_t(len), 1.0f);
+  for (int64_t i : {250'000, 40'000, 40'001, 299'999}) v[size_t(i)] = 9.0f;
+  auto load = [&](int64_t i) { return ArgPair<float>{v[size_t(i)], i}; };
+  CHECK(replay_split_row<ArgPair<float>>(len, sp, ArgOp<float, true>{}, load).index == 40'000);
+  CHECK(from_vector<float>(v, {len}).argmax().item().to_int() == 40'000);
+  v[200'000] = std::numeric_limits<float>::quiet_NaN();
+  CHECK(replay_split_row<ArgPair<float>>(len, sp, ArgOp<float, true>{}, load).index == 200'000);
+  CHECK(replay_split_row<ArgPair<float>>(len, sp, ArgOp<float, false>{}, load).index == 200'000);
+}
+
+TEST_CASE("reduce ops: prod and all/any combine like the CPU, in any tree order") {
+  std::vector<double> v;
+  for (int i = 0; i < 100; ++i) v.push_back(0.9 + 0.002 * i);
+  Tensor t = from_vector<double>(v, {100});
+  double pr = replay_row<double>(100, 64, ProdOp<double>{}, [&](int64_t i) { return v[size_t(i)]; });
+  CHECK(pr == doctest::Approx(t.prod().item().to_double()).epsilon(1e-12));
+  std::vector<bool> truth(5000, true);
+  auto truth_load = [&](int64_t i) { return bool(truth[size_t(i)]); };
+  CHECK(replay_row<bool>(5000, 256, LogicalOp<true>{}, truth_load));
+  CHECK(replay_row<bool>(5000, 256, LogicalOp<false>{}, truth_load));
+  truth[4999] = false;
+  CHECK_FALSE(replay_row<bool>(5000, 256, LogicalOp<true>{}, truth_load));
+  std::fill(truth.begin(), truth.end(), false);
+  truth[1234] = true;
+  CHECK(replay_row<bool>(5000, 32, LogicalOp<false>{}, truth_load));
+  CHECK(LogicalOp<true>{}.init());  // all of nothing is true, any of nothing false (the CPU's empty results)
+  CHECK_FALSE(LogicalOp<false>{}.init());
+}
+
+TEST_CASE("softmax layout: rows for the last dim, columns when there are enough, else moved last") {
+  CHECK_FALSE(softmax_strided(512, 1));       // last dim: row groups
+  CHECK(softmax_strided(4, 600));             // [4, size, 600]: 2400 columns, one thread each
+  CHECK_FALSE(softmax_strided(2, 100));       // 200 columns: the dim is moved last instead
+  CHECK(softmax_strided(1, kMinStridedColumns));
+  // column c of [outer, size, inner] starts at (c / inner) * size * inner + c % inner
+  CHECK(column_base(0, 7, 5) == 0);
+  CHECK(column_base(4, 7, 5) == 4);
+  CHECK(column_base(5, 7, 5) == 35);
+  CHECK(column_base(13, 7, 5) == 73);
+}
+
+TEST_CASE("softmax columns: the kernel's walk down each column equals the CPU softmax and log_softmax") {
+  const int64_t outer = 4, size = 50, inner = 600;
+  Tensor x = randn({outer, size, inner}, TensorOptions(kFloat64)) * 4;
+  const double* p = x.data<double>();
+  std::vector<double> soft(size_t(x.numel())), logs(size_t(x.numel()));
+  const MinMaxOp<double, true> max_op;
+  for (int64_t c = 0; c < outer * inner; ++c) {  // softmax_columns_kernel, one column per thread
+    const int64_t base = column_base(c, size, inner);
+    double m = max_op.init(), s = 0;
+    for (int64_t j = 0; j < size; ++j) m = max_op.combine(m, p[base + j * inner]);
+    for (int64_t j = 0; j < size; ++j) s += std::exp(p[base + j * inner] - m);
+    for (int64_t j = 0; j < size; ++j) {
+      soft[size_t(base + j * inner)] = std::exp(p[base + j * inner] - m) / s;
+      logs[size_t(base + j * inner)] = p[base + j * inner] - (m + std::log(s));
+    }
+  }
+  std::vector<double> want_soft = softmax(x, 1).to_vector<double>(), want_log = log_softmax(x, 1).to_vector<double>();
+  for (size_t i = 0; i < soft.size(); ++i) {
+    REQUIRE(soft[i] == doctest::Approx(want_soft[i]).epsilon(1e-12));
+    REQUIRE(logs[i] == doctest::Approx(want_log[i]).epsilon(1e-12));
+  }
+}
+
+namespace {
+
+// reduce_columns_kernel on the host: for each column, kColumnSlices threads stride down the
+// column (within each chunk of a split), slice partials combine in slice order, then each
+// column's chunk partials go through the row tree (pass 2).
+template <typename V, typename Op, typename Load>
+std::vector<V> replay_columns(int64_t columns, int64_t len, int64_t inner, const ColumnShape& s, const Op& op,
+                              const Load& load) {
+  std::vector<V> out;
+  for (int64_t c = 0; c < columns; ++c) {
+    std::vector<V> partials;
+    for (int64_t split = 0; split < s.splits; ++split) {
+      const int64_t begin = split * s.chunk, n = chunk_length(s.chunk, len, split);
+      std::vector<V> slice(size_t(kColumnSlices), op.init());
+      for (int y = 0; y < kColumnSlices; ++y)
+        for (int64_t j = y; j < n; j += kColumnSlices)
+          slice[size_t(y)] = op.combine(slice[size_t(y)], load(column_base(c, len, inner) + (begin + j) * inner, begin + j));
+      V acc = slice[0];
+      for (int y = 1; y < kColumnSlices; ++y) acc = op.combine(acc, slice[size_t(y)]);
+      partials.push_back(acc);
+    }
+    out.push_back(s.splits == 1 ? partials[0]
+                                : replay_row<V>(s.splits, reduce_shape(1, s.splits).threads_per_row, op,
+                                                [&](int64_t i) { return partials[size_t(i)]; }));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("column_shape: tiles of 32 columns, long columns split over gridDim.y when tiles are few") {
+  ColumnShape s = column_shape(10, 100'000, 132);  // sum over dim 0 of [100000, 10]
+  CHECK(s.tiles == 1);
+  CHECK(s.chunk == 190);    // 528 target blocks (at most 100000 / 128 = 781 chunks): chunks of 190
+  CHECK(s.splits == 527);  // ... of which 527 cover the column
+  s = column_shape(19'200, 1000, 132);  // 600 tiles fill the device: not split
+  CHECK(s.tiles == 600);
+  CHECK(s.splits == 1);
+  CHECK(s.chunk == 1000);
+  s = column_shape(100'000, 64, 132);  // many columns: one pass
+  CHECK(s.tiles == 3125);
+  CHECK(s.splits == 1);
+  s = column_shape(33, 300, 132);  // 2 tiles; 300 / 128 = 2 chunks of 150
+  CHECK(s.tiles == 2);
+  CHECK(s.splits == 2);
+  CHECK(s.chunk == 150);
+  CHECK(column_shape(33, 255, 132).splits == 1);
+}
+
+TEST_CASE("column reduction: sum, max and argmax over leading dims equal the CPU, split or not") {
+  Tensor x = randn({700, 3, 40}, TensorOptions(kFloat64));  // reduce dim 0: columns 120, len 700
+  const double* p = x.data<double>();
+  for (int sms : {1, 132}) {
+    ColumnShape s = column_shape(120, 700, sms);
+    CAPTURE(s.splits);
+    auto sums = replay_columns<double>(120, 700, 120, s, SumOp<double>{}, [&](int64_t off, int64_t) { return p[off]; });
+    std::vector<double> want = sum(x, {0}).to_vector<double>();
+    for (size_t i = 0; i < want.size(); ++i) CHECK(sums[i] == doctest::Approx(want[i]).epsilon(1e-12));
+    auto maxes =
+        replay_columns<double>(120, 700, 120, s, MinMaxOp<double, true>{}, [&](int64_t off, int64_t) { return p[off]; });
+    CHECK(maxes == amax(x, {0}).to_vector<double>());
+  }
+  // [4, 300, 50] over dim 1: outer 4, columns 200; ties and a NaN placed in different chunks
+  std::vector<float> v(4 * 300 * 50, 0.0f);
+  auto at = [](int64_t o, int64_t j, int64_t i) { return size_t((o * 300 + j) * 50 + i); };
+  v[at(0, 250, 7)] = 2;
+  v[at(0, 20, 7)] = 2;
+  v[at(3, 299, 49)] = 5;
+  v[at(2, 160, 0)] = std::numeric_limits<float>::quiet_NaN();
+  v[at(2, 10, 0)] = 9;
+  Tensor t = from_vector<float>(v, {4, 300, 50});
+  ColumnShape s = column_shape(200, 300, 132);
+  REQUIRE(s.splits > 1);
+  auto args = replay_columns<ArgPair<float>>(200, 300, 50, s, ArgOp<float, true>{},
+                                             [&](int64_t off, int64_t j) { return ArgPair<float>{v[size_t(off)], j}; });
+  std::vector<int64_t> want = argmax(t, 1).to_vector<int64_t>();
+  for (size_t i = 0; i < want.size(); ++i) CHECK(args[i].index == want[i]);
+  CHECK(args[7].index == 20);
+  CHECK(args[2 * 50].index == 160);
+  CHECK(args[3 * 50 + 49].index == 299);
 }
