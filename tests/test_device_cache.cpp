@@ -41,7 +41,11 @@ struct FakeDevice final : DeviceMemoryApi {
     live_events.insert(e);
     return e;
   }
-  bool event_done(EventId e) override { return done_events.count(e) > 0; }
+  bool event_done(EventId e) override {
+    ++queries;
+    return done_events.count(e) > 0;
+  }
+  int queries = 0;
   void destroy_event(EventId e) override { live_events.erase(e); }
   void complete_all() { done_events.insert(live_events.begin(), live_events.end()); }
   std::map<void*, size_t> sizes;
@@ -165,4 +169,100 @@ TEST_CASE("device cache: out of memory frees the cache, retries, then names the 
   CHECK(testing::has(msg, "cuda:0"));
   cache.free(b);
   CHECK(cache.stats(0).allocated_bytes == 0);
+}
+
+TEST_CASE("device cache: statistics are per device, and reset_peak starts the peak from what is live") {
+  FakeDevice dev;
+  BlockCache cache(dev);
+  void* a = cache.allocate(0, 3000, kDefault, "test");  // 3072
+  void* b = cache.allocate(1, 5 << 20, kDefault, "test");  // large: 5 MiB is a class boundary
+  void* c = cache.allocate(0, 100, kDefault, "test");   // 512
+  cache.free(a);
+  CacheStats s0 = cache.stats(0), s1 = cache.stats(1);
+  CHECK(s0.allocated_bytes == 512);
+  CHECK(s0.reserved_bytes == 3072 + 512);
+  CHECK(s0.peak_allocated_bytes == 3072 + 512);
+  CHECK(s0.num_device_mallocs == 2);
+  CHECK(s1.allocated_bytes == (5 << 20));
+  CHECK(s1.num_device_mallocs == 1);
+  CHECK(cache.stats(2).reserved_bytes == 0);  // a device never used
+  cache.reset_peak(0);
+  CHECK(cache.stats(0).peak_allocated_bytes == 512);
+  void* d = cache.allocate(0, 2900, kDefault, "test");  // a's class: a hit
+  CHECK(d == a);
+  CHECK(cache.stats(0).num_cache_hits == 1);
+  CHECK(cache.stats(0).peak_allocated_bytes == 3072 + 512);
+  cache.free(b);
+  cache.free(c);
+  cache.free(d);
+  cache.empty_cache();
+  CHECK(cache.stats(0).reserved_bytes == 0);
+  CHECK(cache.stats(1).reserved_bytes == 0);
+  CHECK(cache.stats(0).num_device_frees == 2);
+  CHECK(dev.sizes.empty());
+}
+
+TEST_CASE("device cache: small and large requests never share a block") {
+  FakeDevice dev;
+  BlockCache cache(dev);
+  void* large = cache.allocate(0, (1 << 20) + 1, kDefault, "test");
+  cache.free(large);
+  void* small = cache.allocate(0, 1 << 20, kDefault, "test");  // the largest small class
+  CHECK(small != large);
+  CHECK(dev.mallocs == 2);
+  cache.free(small);
+}
+
+TEST_CASE("device cache: record_stream on the allocating stream needs no event; bad addresses are refused") {
+  FakeDevice dev;
+  BlockCache cache(dev);
+  void* a = cache.allocate(0, 512, stream(1), "test");
+  cache.record_stream(a, stream(1));
+  cache.free(a);
+  CHECK(dev.live_events.empty());
+  CHECK(cache.allocate(0, 512, stream(1), "test") == a);
+  int local = 0;
+  CHECK(testing::has(testing::error_text<ValueError>([&] { cache.record_stream(&local, stream(1)); }),
+                     "cuda::record_stream"));
+  CHECK_THROWS_AS(cache.free(&local), InternalError);
+  cache.free(a);
+  CHECK_THROWS_AS(cache.free(a), InternalError);  // twice
+}
+
+TEST_CASE("device cache: during a capture no event is recorded or queried, and nothing is returned to the device") {
+  FakeDevice dev;
+  BlockCache cache(dev);
+  void* shared = cache.allocate(0, 4096, stream(1), "test");
+  cache.record_stream(shared, stream(2));
+  void* waiting = cache.allocate(0, 1024, stream(1), "test");
+  cache.record_stream(waiting, stream(2));
+  cache.free(waiting);  // before the capture: an event is recorded
+  REQUIRE(dev.live_events.size() == 1);
+  void* cached = cache.allocate(0, 8192, stream(1), "test");
+  cache.free(cached);
+
+  uint64_t pool = cache.create_pool();
+  cache.begin_capture(0, stream(3), pool);
+  const int queries = dev.queries;
+  cache.free(shared);  // used on stream 2: its event must wait for the capture's end
+  CHECK(dev.live_events.size() == 1);
+  void* g = cache.allocate(0, 512, stream(3), "test");
+  CHECK(dev.queries == queries);  // the pending event was not polled
+  CHECK(testing::has(testing::error_text<ValueError>([&] { cache.empty_cache(); }), "capture"));
+  dev.capacity = dev.used;  // full: the cached 8 KiB must not be cudaFree'd mid-capture
+  std::string oom = testing::error_text<DeviceError>([&] { cache.allocate(0, 512, stream(3), "relu"); });
+  CHECK(testing::has(oom, "relu"));
+  CHECK(testing::has(oom, "graph capture"));
+  CHECK(dev.frees == 0);
+  dev.capacity = size_t(1) << 30;
+  cache.end_capture(0, stream(3));
+  CHECK(dev.live_events.size() == 2);  // shared's event, recorded now
+  CHECK(cache.allocate(0, 4096, stream(1), "test") != shared);  // stream 2 may still read it
+  dev.complete_all();
+  void* again = cache.allocate(0, 4096, stream(1), "test");
+  CHECK(again == shared);
+  CHECK(dev.live_events.empty());
+  CHECK(cache.allocate(0, 1024, stream(1), "test") == waiting);
+  cache.free(g);
+  cache.release_pool(pool);
 }

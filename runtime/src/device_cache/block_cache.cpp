@@ -42,7 +42,12 @@ BlockCache::Block* BlockCache::take_free(const FreeKey& key, StreamId stream) {
   return b;
 }
 
+// Called only when no capture is underway.
 void BlockCache::poll_pending() {
+  while (!deferred_.empty()) {  // left over when recording failed at the end of a capture
+    await_streams(deferred_.back());
+    deferred_.pop_back();
+  }
   for (size_t i = 0; i < pending_.size();) {
     Block* b = pending_[i];
     bool done = std::all_of(b->pending.begin(), b->pending.end(), [&](EventId e) { return api_.event_done(e); });
@@ -60,7 +65,7 @@ void BlockCache::poll_pending() {
 void* BlockCache::allocate(int device, size_t bytes, StreamId stream, const char* op) {
   const size_t size = size_class_bytes(bytes);
   std::lock_guard<std::mutex> lock(mu_);
-  poll_pending();
+  if (capturing_.empty()) poll_pending();  // events cannot be queried during a capture
   uint64_t pool = 0;
   auto cap = capturing_.find({device, stream});
   if (cap != capturing_.end()) pool = cap->second;
@@ -70,13 +75,13 @@ void* BlockCache::allocate(int device, size_t bytes, StreamId stream, const char
     ++st.num_cache_hits;
   } else {
     void* p = api_.malloc(device, size);
-    if (!p) {  // give the general cache back and try once more
+    if (!p && capturing_.empty()) {  // give the general cache back and try once more
       release_free_blocks(device);
       p = api_.malloc(device, size);
     }
     KILN_CHECK(p != nullptr, DeviceError, op, "nbytes", "CUDA out of memory: could not allocate ", bytes,
                " bytes on cuda:", device, " (", st.allocated_bytes, " bytes allocated, ", st.reserved_bytes,
-               " reserved by kiln)");
+               " reserved by kiln", capturing_.empty() ? "" : "; the cache is kept during a graph capture", ")");
     ++st.num_device_mallocs;
     st.reserved_bytes += int64_t(size);
     b = new Block{device, size, p, stream, pool, false, {}, {}};
@@ -93,9 +98,23 @@ void BlockCache::make_free(Block* b) {
   if (b->pool != 0 && !pool_refs_.count(b->pool)) b->pool = 0;  // its pool is gone: general cache
   if (b->used_on.empty()) {
     free_[{b->device, b->pool, b->size}].push_back(b);
-    return;
+  } else if (!capturing_.empty()) {
+    deferred_.push_back(b);  // an event recorded now would join the captured graph
+  } else {
+    await_streams(b);
   }
-  for (StreamId s : b->used_on) b->pending.push_back(api_.record_event(b->device, s));
+}
+
+// All or nothing: when an event cannot be recorded, b keeps its streams and the error goes on.
+void BlockCache::await_streams(Block* b) {
+  std::vector<EventId> events;
+  try {
+    for (StreamId s : b->used_on) events.push_back(api_.record_event(b->device, s));
+  } catch (...) {
+    for (EventId e : events) api_.destroy_event(e);
+    throw;
+  }
+  b->pending.insert(b->pending.end(), events.begin(), events.end());
   b->used_on.clear();
   pending_.push_back(b);
 }
@@ -140,6 +159,8 @@ void BlockCache::release_free_blocks(int device) {
 
 void BlockCache::empty_cache() {
   std::lock_guard<std::mutex> lock(mu_);
+  KILN_CHECK(capturing_.empty(), ValueError, "cuda::empty_cache", "",
+             "cannot return memory to the device while a graph capture is underway");
   poll_pending();
   release_free_blocks(-1);
 }
@@ -194,6 +215,8 @@ void BlockCache::drop_pool_blocks(uint64_t pool) {
   }
   for (Block* b : pending_)
     if (b->pool == pool) b->pool = 0;
+  for (Block* b : deferred_)
+    if (b->pool == pool) b->pool = 0;
   for (auto& [p, b] : blocks_)
     if (b->pool == pool) b->pool = 0;
 }
@@ -208,6 +231,7 @@ void BlockCache::begin_capture(int device, StreamId stream, uint64_t pool) {
 void BlockCache::end_capture(int device, StreamId stream) {
   std::lock_guard<std::mutex> lock(mu_);
   capturing_.erase({device, stream});
+  if (capturing_.empty()) poll_pending();  // records the events of frees the captures held back
 }
 
 size_t BlockCache::pool_block_count(uint64_t pool) const {

@@ -4,10 +4,15 @@
 // tests drive it with fake memory and fake events (tests/test_device_cache.cpp). Compiled in
 // every build; runtime/src/cuda/device_allocator.cpp plugs in cudaMalloc and cudaEvent*.
 //
-// - Requests are rounded to size classes (512 B steps up to 1 MiB, then 4 per power of two) and
-//   a freed block is reused only for its class, first on the stream it was allocated on.
+// - Requests are rounded to size classes: small ones (up to 1 MiB) in 512 B steps, large ones
+//   in 4 classes per power of two, so small and large requests never share a block. A freed
+//   block is reused only for its class and only on the stream it was allocated on (work queued
+//   there runs in order, so no synchronization is needed).
 // - A block used on other streams (record_stream) is reusable only after events recorded on
 //   those streams at free time have completed.
+// - While any capture is underway no event is queried or recorded for a free (illegal during
+//   capture): such frees wait until the last capture ends. Nothing goes back to the device during
+//   a capture either (cudaFree would invalidate it).
 // - Graph pools: while a capture into pool P runs on a stream, that stream's allocations come
 //   from and return to P; P's blocks are never handed to anyone else while P is retained (by a
 //   graph or a handle), and go back to the general cache when the last reference goes.
@@ -53,7 +58,7 @@ class BlockCache {
   void* allocate(int device, size_t bytes, StreamId stream, const char* op);
   void free(void* p);
   void record_stream(void* p, StreamId stream);  // the live block at p (a storage's data()) is used on stream
-  void empty_cache();                            // unused general-cache blocks back to the device
+  void empty_cache();  // unused general-cache blocks back to the device; ValueError during a capture
   CacheStats stats(int device) const;
   void reset_peak(int device);
 
@@ -88,6 +93,7 @@ class BlockCache {
   Block* take_free(const FreeKey& key, StreamId stream);
   void make_free(Block* b);
   void poll_pending();
+  void await_streams(Block* b);  // records the events b waits for
   void release_free_blocks(int device);  // general cache only
   void drop_pool_blocks(uint64_t pool);
   CacheStats& stats_for(int device);
@@ -97,6 +103,7 @@ class BlockCache {
   std::unordered_map<void*, Block*> blocks_;                 // every block, by address
   std::map<FreeKey, std::vector<Block*>> free_;              // reusable now
   std::vector<Block*> pending_;                              // freed, waiting for other streams
+  std::vector<Block*> deferred_;                             // freed during a capture, used on other streams
   std::map<std::pair<int, StreamId>, uint64_t> capturing_;   // (device, stream) -> pool
   std::map<uint64_t, int> pool_refs_;                        // live pools
   uint64_t next_pool_ = 1;
