@@ -87,6 +87,7 @@ void check_device(int index, const char* op) {
 }
 
 int sm_count(int device) {
+  check_device(device, "cuda::sm_count");
   static std::mutex mu;
   static std::vector<int> cache;
   std::lock_guard<std::mutex> lock(mu);

@@ -60,7 +60,11 @@ class CudaAllocator final : public Allocator {
   device_cache::BlockCache cache_;
 };
 
-int resolve(int device) { return device < 0 ? current_device() : device; }
+// -1: the current device; checked under the caller's name.
+int resolve(int device, const char* op) {
+  detail::check_device(device < 0 ? 0 : device, op);
+  return device < 0 ? current_device() : device;
+}
 
 }  // namespace
 
@@ -74,8 +78,7 @@ device_cache::BlockCache& block_cache() { return static_cast<CudaAllocator*>(dev
 }  // namespace detail
 
 MemoryStats memory_stats(int device) {
-  device = resolve(device);
-  detail::check_device(device, "cuda::memory_stats");
+  device = resolve(device, "cuda::memory_stats");
   device_cache::CacheStats s = detail::block_cache().stats(device);
   MemoryStats m;
   m.allocated_bytes = s.allocated_bytes;
@@ -88,8 +91,7 @@ MemoryStats memory_stats(int device) {
 }
 
 void reset_peak_memory_stats(int device) {
-  device = resolve(device);
-  detail::check_device(device, "cuda::reset_peak_memory_stats");
+  device = resolve(device, "cuda::reset_peak_memory_stats");
   detail::block_cache().reset_peak(device);
 }
 

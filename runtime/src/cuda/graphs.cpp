@@ -146,7 +146,10 @@ CaptureGuard::CaptureGuard(Graph& g, const MempoolHandle& pool, CaptureMode mode
 
 CaptureGuard::~CaptureGuard() noexcept(false) {
   if (std::uncaught_exceptions() > uncaught_) {
-    graph_.reset();  // an error escaped the captured code: discard, never throw over it
+    try {
+      graph_.reset();  // an error escaped the captured code: discard, never throw over it
+    } catch (...) {
+    }
     return;
   }
   graph_.capture_end();
@@ -161,6 +164,9 @@ TensorFunction make_graphed_callable(TensorFunction fn, const std::vector<Tensor
     KILN_CHECK(sample_inputs[i].defined() && sample_inputs[i].is_cuda(), DeviceError, op, "sample_inputs",
                "input ", i, " must be a CUDA tensor");
   const int device = sample_inputs[0].device().index;
+  for (size_t i = 1; i < sample_inputs.size(); ++i)
+    KILN_CHECK(sample_inputs[i].device().index == device, DeviceError, op, "sample_inputs", "input ", i, " is on ",
+               sample_inputs[i].device().str(), ", input 0 on cuda:", device, "; a graph runs on one device");
   auto statics = std::make_shared<std::vector<Tensor>>();
   for (const Tensor& t : sample_inputs) statics->push_back(t.clone());
   auto graph = std::make_shared<Graph>();
@@ -183,13 +189,15 @@ TensorFunction make_graphed_callable(TensorFunction fn, const std::vector<Tensor
                " inputs, got ", inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Tensor& s = (*statics)[i];
-      KILN_CHECK(inputs[i].defined() && inputs[i].sizes().equals(s.sizes()) && inputs[i].dtype() == s.dtype() &&
-                     inputs[i].device() == s.device(),
-                 ValueError, call, "inputs", "input ", i, " must be ", dtype_name(s.dtype()), " ", s.shape_str(),
-                 " on ", s.device().str(), " as captured");
+      const Tensor& in = inputs[i];
+      KILN_CHECK(in.defined(), ValueError, call, "inputs", "input ", i, " is undefined");
+      KILN_CHECK(in.sizes().equals(s.sizes()) && in.dtype() == s.dtype() && in.device() == s.device(), ValueError,
+                 call, "inputs", "input ", i, " must be ", dtype_name(s.dtype()), " ", s.shape_str(), " on ",
+                 s.device().str(), " as captured, got ", dtype_name(in.dtype()), " ", in.shape_str(), " on ",
+                 in.device().str());
       NoGradGuard no_grad;
       Tensor dst = s;
-      dst.copy_(inputs[i]);
+      dst.copy_(in);
     }
     graph->replay();
     return *outputs;

@@ -40,9 +40,8 @@ void create_pool(int device, DevicePool& p) {
 }
 
 int resolve(int device, const char* op) {
-  if (device < 0) device = current_device();
-  detail::check_device(device, op);
-  return device;
+  detail::check_device(device < 0 ? 0 : device, op);  // the error names the caller
+  return device < 0 ? current_device() : device;
 }
 
 constexpr int kMaxDevices = 64;
@@ -81,6 +80,8 @@ Stream current_stream(int device) {
 
 void set_current_stream(const Stream& s) {
   detail::check_device(s.device_index(), "cuda::set_current_stream");
+  KILN_CHECK(s.device_index() < kMaxDevices, DeviceError, "cuda::set_current_stream", "s", "more than ",
+             kMaxDevices, " devices");
   t_current[s.device_index()] = s;
   t_set[s.device_index()] = true;
 }
