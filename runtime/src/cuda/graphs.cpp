@@ -157,6 +157,7 @@ CaptureGuard::~CaptureGuard() noexcept(false) {
 
 TensorFunction make_graphed_callable(TensorFunction fn, const std::vector<Tensor>& sample_inputs, int warmup) {
   const char* op = "cuda::make_graphed_callable";
+  detail::check_device(0, op);
   KILN_CHECK(bool(fn), ValueError, op, "fn", "empty function");
   KILN_CHECK(!sample_inputs.empty(), ValueError, op, "sample_inputs", "at least one CUDA tensor is needed");
   KILN_CHECK(warmup >= 0, ValueError, op, "warmup", "expected warmup >= 0, got ", warmup);

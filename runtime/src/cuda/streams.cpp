@@ -51,6 +51,7 @@ thread_local bool t_set[kMaxDevices] = {};
 }  // namespace
 
 bool Stream::query() const {
+  detail::check_device(device_, "cuda::Stream::query");
   DeviceGuard guard(device_);
   cudaError_t e = cudaStreamQuery(static_cast<cudaStream_t>(handle_));
   if (e == cudaErrorNotReady) {
@@ -62,6 +63,7 @@ bool Stream::query() const {
 }
 
 void Stream::synchronize() const {
+  detail::check_device(device_, "cuda::Stream::synchronize");
   DeviceGuard guard(device_);
   KILN_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(handle_)), "cuda::Stream::synchronize", "");
 }
@@ -108,7 +110,8 @@ void synchronize(int device) {
   KILN_CUDA_CHECK(cudaDeviceSynchronize(), "cuda::synchronize", "device");
 }
 
-StreamGuard::StreamGuard(const Stream& s) : previous_(current_stream(s.device_index())) {
+StreamGuard::StreamGuard(const Stream& s)
+    : previous_((detail::check_device(s.device_index(), "cuda::StreamGuard"), current_stream(s.device_index()))) {
   int dev = 0;
   KILN_CUDA_CHECK(cudaGetDevice(&dev), "cuda::StreamGuard", "");
   previous_device_ = dev;
@@ -128,6 +131,7 @@ Event::~Event() {
 }
 
 void Event::record(const Stream& s) {
+  detail::check_device(s.device_index(), "cuda::Event::record");
   DeviceGuard guard(s.device_index());
   if (!handle_) {
     cudaEvent_t e;
@@ -143,6 +147,7 @@ void Event::record(const Stream& s) {
 }
 
 void Event::block(const Stream& s) {
+  detail::check_device(s.device_index(), "cuda::Event::block");
   if (!handle_) return;  // never recorded: nothing to wait for
   DeviceGuard guard(s.device_index());
   KILN_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(s.handle()), static_cast<cudaEvent_t>(handle_), 0),
