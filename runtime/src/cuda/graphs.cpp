@@ -56,6 +56,7 @@ struct Graph::Impl {
   bool capturing = false;
   MempoolHandle pool;       // held for as long as the graph lives
   int64_t replays = 0;
+  Stream replayed_on;       // the last replay's stream: drained before the pool can be released
 };
 
 Graph::Graph() : impl_(std::make_unique<Impl>()) { detail::check_device(0, "cuda::Graph"); }
@@ -106,9 +107,10 @@ void Graph::capture_end() {
 void Graph::replay() {
   KILN_CHECK(impl_->exec, ValueError, "cuda::Graph::replay", "self", "nothing was captured");
   DeviceGuard guard(impl_->stream.device_index());
-  KILN_CUDA_CHECK(cudaGraphLaunch(impl_->exec, detail::current_cuda_stream(impl_->stream.device_index())),
-                  "cuda::Graph::replay", "");
+  const Stream on = current_stream(impl_->stream.device_index());
+  KILN_CUDA_CHECK(cudaGraphLaunch(impl_->exec, static_cast<cudaStream_t>(on.handle())), "cuda::Graph::replay", "");
   ++impl_->replays;
+  impl_->replayed_on = on;
 }
 
 void Graph::upload() {
@@ -126,6 +128,10 @@ void Graph::reset() {
     (void)cudaStreamEndCapture(static_cast<cudaStream_t>(impl_->stream.handle()), &partial);
     (void)cudaGetLastError();
     if (partial) (void)cudaGraphDestroy(partial);
+  }
+  if (impl_->replays > 0) {  // a replay may still use the pool's blocks, which may go to others now
+    DeviceGuard guard(impl_->replayed_on.device_index());
+    (void)cudaStreamSynchronize(static_cast<cudaStream_t>(impl_->replayed_on.handle()));
   }
   if (impl_->exec) (void)cudaGraphExecDestroy(impl_->exec);
   if (impl_->graph) (void)cudaGraphDestroy(impl_->graph);
