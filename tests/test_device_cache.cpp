@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <random>
 #include <set>
 #include <vector>
 #include "runtime/src/device_cache/block_cache.h"
@@ -265,4 +266,124 @@ TEST_CASE("device cache: during a capture no event is recorded or queried, and n
   CHECK(cache.allocate(0, 1024, stream(1), "test") == waiting);
   cache.free(g);
   cache.release_pool(pool);
+}
+
+TEST_CASE("device cache: a cached large block is split for a smaller large request and merged when both parts return") {
+  constexpr size_t MiB = size_t(1) << 20;
+  FakeDevice dev;
+  BlockCache cache(dev);
+  char* whole = static_cast<char*>(cache.allocate(0, 8 * MiB, kDefault, "test"));
+  cache.free(whole);
+  void* a = cache.allocate(0, 3 * MiB, kDefault, "test");  // 3 MiB of the 8, 5 MiB stay cached
+  void* b = cache.allocate(0, 5 * MiB, kDefault, "test");  // exactly the rest
+  CHECK(a == whole);
+  CHECK(b == whole + 3 * MiB);
+  CHECK(dev.mallocs == 1);
+  CacheStats s = cache.stats(0);
+  CHECK(s.allocated_bytes == int64_t(8 * MiB));
+  CHECK(s.reserved_bytes == int64_t(8 * MiB));
+  CHECK(s.num_cache_hits == 2);
+  void* c = cache.allocate(0, 2 * MiB, kDefault, "test");  // nothing cached fits
+  CHECK(dev.mallocs == 2);
+  cache.free(a);
+  cache.empty_cache();  // a's part cannot go back alone
+  CHECK(dev.frees == 0);
+  cache.free(b);        // merged with a: the whole 8 MiB again
+  CHECK(cache.allocate(0, 8 * MiB, kDefault, "test") == whole);
+  CHECK(dev.mallocs == 2);
+  cache.free(whole);
+  cache.empty_cache();  // now whole: returned
+  CHECK(dev.frees == 1);
+  CHECK(cache.stats(0).reserved_bytes == int64_t(2 * MiB));
+  cache.free(c);
+}
+
+TEST_CASE("device cache: no split leaves 1 MiB or less; middle parts merge both ways; streams do not mix") {
+  constexpr size_t MiB = size_t(1) << 20;
+  FakeDevice dev;
+  BlockCache cache(dev);
+  char* whole = static_cast<char*>(cache.allocate(0, 8 * MiB, stream(1), "test"));
+  cache.free(whole);
+  CHECK(cache.allocate(0, 3 * MiB, stream(2), "test") != whole);  // cached on stream 1 only
+  void* seven = cache.allocate(0, 7 * MiB, stream(1), "test");    // 1 MiB left over: the whole block
+  CHECK(seven == whole);
+  CHECK(cache.stats(0).allocated_bytes == int64_t(8 * MiB + 3 * MiB));
+  cache.free(seven);
+  void* p1 = cache.allocate(0, 2 * MiB, stream(1), "test");
+  void* p2 = cache.allocate(0, 2 * MiB, stream(1), "test");
+  void* p3 = cache.allocate(0, 4 * MiB, stream(1), "test");
+  CHECK(p1 == whole);
+  CHECK(p2 == whole + 2 * MiB);
+  CHECK(p3 == whole + 4 * MiB);
+  CHECK(dev.mallocs == 2);
+  cache.free(p1);
+  cache.free(p3);
+  cache.free(p2);  // joins the part before and the part after
+  CHECK(cache.allocate(0, 8 * MiB, stream(1), "test") == whole);
+  CHECK(dev.mallocs == 2);
+}
+
+TEST_CASE("device cache: a split graph-pool block and its rest stay in the pool, and leave it together") {
+  constexpr size_t MiB = size_t(1) << 20;
+  FakeDevice dev;
+  BlockCache cache(dev);
+  uint64_t pool = cache.create_pool();
+  cache.begin_capture(0, stream(3), pool);
+  char* big = static_cast<char*>(cache.allocate(0, 8 * MiB, stream(3), "test"));
+  cache.free(big);
+  void* part = cache.allocate(0, 2 * MiB, stream(3), "test");
+  cache.end_capture(0, stream(3));
+  CHECK(part == big);
+  CHECK(cache.pool_block_count(pool) == 2);
+  CHECK(cache.allocate(0, 6 * MiB, stream(3), "test") != big + 2 * MiB);  // not the pool's rest
+  cache.release_pool(pool);
+  CHECK(cache.pool_block_count(pool) == 0);
+  void* rest = cache.allocate(0, 6 * MiB, stream(3), "test");
+  CHECK(rest == big + 2 * MiB);  // the rest joined the general cache
+  cache.free(part);
+  cache.free(rest);
+  cache.empty_cache();
+  CHECK(cache.stats(0).reserved_bytes == int64_t(6 * MiB));  // the other 6 MiB block is live
+}
+
+TEST_CASE("device cache: random traffic keeps live blocks disjoint and gives everything back at the end") {
+  FakeDevice dev;
+  BlockCache cache(dev);
+  std::mt19937 rng(7);
+  std::map<char*, size_t> live;  // address -> requested bytes
+  auto overlaps = [&](char* p, size_t n) {
+    auto after = live.lower_bound(p);
+    if (after != live.end() && after->first < p + n) return true;
+    if (after == live.begin()) return false;
+    auto before = std::prev(after);
+    return before->first + before->second > p;
+  };
+  const size_t sizes[] = {100, 512, 3000, 70000, size_t(1) << 20, (size_t(3) << 20) + 5, size_t(9) << 20,
+                          size_t(2) << 20};
+  for (int step = 0; step < 4000; ++step) {
+    const int action = int(rng() % 10);
+    if (action < 5 || live.empty()) {
+      size_t n = sizes[rng() % 8];
+      char* p = static_cast<char*>(cache.allocate(0, n, stream(1 + int(rng() % 2)), "test"));
+      REQUIRE_FALSE(overlaps(p, n));
+      live[p] = n;
+    } else {
+      auto it = live.begin();
+      std::advance(it, long(rng() % live.size()));
+      if (action == 9) cache.record_stream(it->first, stream(3));
+      cache.free(it->first);
+      live.erase(it);
+    }
+    if (step % 97 == 0) dev.complete_all();
+    if (step % 501 == 0) cache.empty_cache();
+  }
+  for (auto& [p, n] : live) cache.free(p);
+  dev.complete_all();
+  cache.empty_cache();
+  CacheStats s = cache.stats(0);
+  CHECK(s.allocated_bytes == 0);
+  CHECK(s.reserved_bytes == 0);
+  CHECK(s.num_device_mallocs == s.num_device_frees);
+  CHECK(dev.sizes.empty());
+  CHECK(dev.live_events.empty());
 }

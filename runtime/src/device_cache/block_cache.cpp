@@ -3,6 +3,7 @@
 #include "runtime/src/device_cache/block_cache.h"
 
 #include <algorithm>
+#include <tuple>
 #include "kiln/error.h"
 
 namespace kiln::device_cache {
@@ -30,16 +31,55 @@ BlockCache::~BlockCache() {
 
 CacheStats& BlockCache::stats_for(int device) { return stats_[device]; }
 
-BlockCache::Block* BlockCache::take_free(const FreeKey& key, StreamId stream) {
-  auto it = free_.find(key);
-  if (it == free_.end() || it->second.empty()) return nullptr;
-  std::vector<Block*>& list = it->second;
-  // Prefer a block last used on this stream: no cross-stream ordering needed.
-  auto same = std::find_if(list.begin(), list.end(), [&](Block* b) { return b->stream == stream; });
-  if (same == list.end()) return nullptr;
-  Block* b = *same;
-  list.erase(same);
+bool BlockCache::FreeOrder::operator()(const Block* a, const Block* b) const {
+  return std::make_tuple(a->device, a->pool, uintptr_t(a->stream), a->size, uintptr_t(a->ptr)) <
+         std::make_tuple(b->device, b->pool, uintptr_t(b->stream), b->size, uintptr_t(b->ptr));
+}
+
+BlockCache::Block* BlockCache::take_free(int device, uint64_t pool, StreamId stream, size_t size) {
+  Block key(device, size, nullptr, stream, pool);  // the smallest (address 0) of its size
+  auto it = free_.lower_bound(&key);
+  if (it == free_.end()) return nullptr;
+  Block* b = *it;
+  if (b->device != device || b->pool != pool || b->stream != stream) return nullptr;
+  if (size <= kSmallLimit && b->size != size) return nullptr;  // small: its own class only
+  free_.erase(it);
+  b->cached = false;
+  if (b->size - size > kSmallLimit) {  // large and much too big: the rest stays cached
+    Block* rest = new Block(device, b->size - size, static_cast<char*>(b->ptr) + size, stream, pool);
+    rest->prev = b;
+    rest->next = b->next;
+    if (b->next) b->next->prev = rest;
+    b->next = rest;
+    b->size = size;
+    blocks_[rest->ptr] = rest;
+    cache_block(rest);
+  }
   return b;
+}
+
+void BlockCache::cache_block(Block* b) {
+  if (b->prev && b->prev->cached) {  // merge into the free block before
+    Block* p = b->prev;
+    free_.erase(p);
+    p->size += b->size;
+    p->next = b->next;
+    if (b->next) b->next->prev = p;
+    blocks_.erase(b->ptr);
+    delete b;
+    b = p;
+  }
+  if (b->next && b->next->cached) {  // absorb the free block after
+    Block* n = b->next;
+    free_.erase(n);
+    b->size += n->size;
+    b->next = n->next;
+    if (n->next) n->next->prev = b;
+    blocks_.erase(n->ptr);
+    delete n;
+  }
+  b->cached = true;
+  free_.insert(b);
 }
 
 // Called only when no capture is underway.
@@ -58,7 +98,7 @@ void BlockCache::poll_pending() {
     for (EventId e : b->pending) api_.destroy_event(e);
     b->pending.clear();
     pending_.erase(pending_.begin() + std::ptrdiff_t(i));
-    free_[{b->device, b->pool, b->size}].push_back(b);
+    cache_block(b);
   }
 }
 
@@ -70,7 +110,7 @@ void* BlockCache::allocate(int device, size_t bytes, StreamId stream, const char
   auto cap = capturing_.find({device, stream});
   if (cap != capturing_.end()) pool = cap->second;
   CacheStats& st = stats_for(device);
-  Block* b = take_free({device, pool, size}, stream);
+  Block* b = take_free(device, pool, stream, size);
   if (b) {
     ++st.num_cache_hits;
   } else {
@@ -84,12 +124,12 @@ void* BlockCache::allocate(int device, size_t bytes, StreamId stream, const char
                " reserved by kiln", capturing_.empty() ? "" : "; the cache is kept during a graph capture", ")");
     ++st.num_device_mallocs;
     st.reserved_bytes += int64_t(size);
-    b = new Block{device, size, p, stream, pool, false, {}, {}};
+    b = new Block(device, size, p, stream, pool);
     blocks_[p] = b;
   }
   b->in_use = true;
   b->stream = stream;
-  st.allocated_bytes += int64_t(size);
+  st.allocated_bytes += int64_t(b->size);  // a whole block may be more than the class
   st.peak_allocated_bytes = std::max(st.peak_allocated_bytes, st.allocated_bytes);
   return b->ptr;
 }
@@ -97,7 +137,7 @@ void* BlockCache::allocate(int device, size_t bytes, StreamId stream, const char
 void BlockCache::make_free(Block* b) {
   if (b->pool != 0 && !pool_refs_.count(b->pool)) b->pool = 0;  // its pool is gone: general cache
   if (b->used_on.empty()) {
-    free_[{b->device, b->pool, b->size}].push_back(b);
+    cache_block(b);
   } else if (!capturing_.empty()) {
     deferred_.push_back(b);  // an event recorded now would join the captured graph
   } else {
@@ -139,20 +179,20 @@ void BlockCache::record_stream(void* p, StreamId stream) {
   if (it->second->stream != stream) it->second->used_on.insert(stream);
 }
 
+// Whole device allocations only: a cached part of a split one stays until its neighbours return.
 void BlockCache::release_free_blocks(int device) {
   for (auto it = free_.begin(); it != free_.end();) {
-    if ((device >= 0 && it->first.device != device) || it->first.pool != 0) {
+    Block* b = *it;
+    if ((device >= 0 && b->device != device) || b->pool != 0 || b->prev || b->next) {
       ++it;
       continue;
     }
-    for (Block* b : it->second) {
-      api_.free(b->device, b->ptr);
-      CacheStats& st = stats_for(b->device);
-      ++st.num_device_frees;
-      st.reserved_bytes -= int64_t(b->size);
-      blocks_.erase(b->ptr);
-      delete b;
-    }
+    api_.free(b->device, b->ptr);
+    CacheStats& st = stats_for(b->device);
+    ++st.num_device_frees;
+    st.reserved_bytes -= int64_t(b->size);
+    blocks_.erase(b->ptr);
+    delete b;
     it = free_.erase(it);
   }
 }
@@ -202,23 +242,18 @@ void BlockCache::release_pool(uint64_t pool) {
 
 // The pool's unused blocks join the general cache; blocks still held by tensors follow when freed.
 void BlockCache::drop_pool_blocks(uint64_t pool) {
+  std::vector<Block*> cached;  // re-keyed: the pool is part of free_'s order
   for (auto it = free_.begin(); it != free_.end();) {
-    if (it->first.pool != pool) {
+    if ((*it)->pool == pool) {
+      cached.push_back(*it);
+      it = free_.erase(it);
+    } else {
       ++it;
-      continue;
     }
-    for (Block* b : it->second) {
-      b->pool = 0;
-      free_[{b->device, 0, b->size}].push_back(b);
-    }
-    it = free_.erase(it);
   }
-  for (Block* b : pending_)
+  for (auto& [p, b] : blocks_)  // every part of the pool's allocations, live, waiting or cached
     if (b->pool == pool) b->pool = 0;
-  for (Block* b : deferred_)
-    if (b->pool == pool) b->pool = 0;
-  for (auto& [p, b] : blocks_)
-    if (b->pool == pool) b->pool = 0;
+  for (Block* b : cached) free_.insert(b);
 }
 
 void BlockCache::begin_capture(int device, StreamId stream, uint64_t pool) {

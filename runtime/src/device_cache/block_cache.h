@@ -5,9 +5,12 @@
 // every build; runtime/src/cuda/device_allocator.cpp plugs in cudaMalloc and cudaEvent*.
 //
 // - Requests are rounded to size classes: small ones (up to 1 MiB) in 512 B steps, large ones
-//   in 4 classes per power of two, so small and large requests never share a block. A freed
-//   block is reused only for its class and only on the stream it was allocated on (work queued
-//   there runs in order, so no synchronization is needed).
+//   in 4 classes per power of two. A freed block is reused only on the stream it was allocated
+//   on (work queued there runs in order, so no synchronization is needed).
+// - Small requests reuse only a cached block of exactly their class. A large request takes the
+//   smallest cached large block that fits, split when more than 1 MiB would be left over; freed
+//   neighbours of one device allocation merge again, and only whole allocations go back to the
+//   device. Small and large requests never share a block.
 // - A block used on other streams (record_stream) is reusable only after events recorded on
 //   those streams at free time have completed.
 // - While any capture is underway no event is queried or recorded for a free (illegal during
@@ -71,26 +74,26 @@ class BlockCache {
 
  private:
   struct Block {
+    Block(int d, size_t n, void* p, StreamId s, uint64_t pl) : device(d), size(n), ptr(p), stream(s), pool(pl) {}
     int device;
     size_t size;
     void* ptr;
     StreamId stream;                // allocated on
     uint64_t pool;                  // 0: the general cache
     bool in_use = false;
+    bool cached = false;            // in free_
+    Block* prev = nullptr;          // neighbours split off the same device allocation
+    Block* next = nullptr;
     std::set<StreamId> used_on;     // other streams (record_stream)
     std::vector<EventId> pending;   // events to complete before reuse
   };
-  // Free blocks by (device, pool, size class, stream).
-  struct FreeKey {
-    int device;
-    uint64_t pool;
-    size_t size;
-    bool operator<(const FreeKey& o) const {
-      return device != o.device ? device < o.device : pool != o.pool ? pool < o.pool : size < o.size;
-    }
+  // Free blocks ordered by (device, pool, stream, size, address): lower_bound is the best fit.
+  struct FreeOrder {
+    bool operator()(const Block* a, const Block* b) const;
   };
 
-  Block* take_free(const FreeKey& key, StreamId stream);
+  Block* take_free(int device, uint64_t pool, StreamId stream, size_t size);
+  void cache_block(Block* b);  // into free_, merged with free neighbours
   void make_free(Block* b);
   void poll_pending();
   void await_streams(Block* b);  // records the events b waits for
@@ -101,7 +104,7 @@ class BlockCache {
   DeviceMemoryApi& api_;
   mutable std::mutex mu_;
   std::unordered_map<void*, Block*> blocks_;                 // every block, by address
-  std::map<FreeKey, std::vector<Block*>> free_;              // reusable now
+  std::set<Block*, FreeOrder> free_;                         // reusable now
   std::vector<Block*> pending_;                              // freed, waiting for other streams
   std::vector<Block*> deferred_;                             // freed during a capture, used on other streams
   std::map<std::pair<int, StreamId>, uint64_t> capturing_;   // (device, stream) -> pool
