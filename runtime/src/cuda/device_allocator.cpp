@@ -1,5 +1,6 @@
 // kiln's allocator for CUDA devices: the block cache (runtime/src/device_cache/) over cudaMalloc,
 // cudaFree and events, allocating on the current device's current stream.
+#include "runtime/src/cuda/capture_mode.h"
 #include "runtime/src/cuda/cuda_context.h"
 #include "runtime/src/device_cache/block_cache.h"
 
@@ -11,7 +12,11 @@ class CudaMemory final : public device_cache::DeviceMemoryApi {
   void* malloc(int device, size_t bytes) override {
     DeviceGuard guard(device);
     void* p = nullptr;
-    cudaError_t e = cudaMalloc(&p, bytes);
+    cudaError_t e;
+    {
+      detail::RelaxedCaptureScope relaxed;  // a capture in progress stays valid
+      e = cudaMalloc(&p, bytes);
+    }
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
       return nullptr;

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <utility>
 #include <vector>
+#include "runtime/src/cuda/capture_mode.h"
 #include "runtime/src/cuda/cuda_context.h"
 #include "runtime/src/core/pooled.h"
 #include "runtime/src/device_cache/block_cache.h"
@@ -78,7 +79,12 @@ void* pinned_alloc(size_t nbytes) {
     }
   }
   void* p = nullptr;
-  KILN_CUDA_CHECK(cudaHostAlloc(&p, size, cudaHostAllocDefault), "cuda::pin_memory", "t");
+  cudaError_t e;
+  {
+    detail::RelaxedCaptureScope relaxed;
+    e = cudaHostAlloc(&p, size, cudaHostAllocDefault);
+  }
+  KILN_CUDA_CHECK(e, "cuda::pin_memory", "t");
   std::lock_guard<std::mutex> lock(c.mu);
   c.sizes[p] = size;
   return p;

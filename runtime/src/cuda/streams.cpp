@@ -114,9 +114,15 @@ StreamGuard::StreamGuard(const Stream& s)
     : previous_((detail::check_device(s.device_index(), "cuda::StreamGuard"), current_stream(s.device_index()))) {
   int dev = 0;
   KILN_CUDA_CHECK(cudaGetDevice(&dev), "cuda::StreamGuard", "");
-  previous_device_ = dev;
   set_current_stream(s);
-  if (dev != s.device_index()) KILN_CUDA_CHECK(cudaSetDevice(s.device_index()), "cuda::StreamGuard", "stream");
+  if (dev != s.device_index()) {
+    cudaError_t e = cudaSetDevice(s.device_index());
+    if (e != cudaSuccess) {  // the destructor will not run: undo the stream here
+      t_current[s.device_index()] = previous_;
+      detail::throw_cuda_error(e, "cuda::StreamGuard", "stream", "cudaSetDevice");
+    }
+  }
+  previous_device_ = dev;
 }
 
 StreamGuard::~StreamGuard() {
