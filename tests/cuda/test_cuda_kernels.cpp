@@ -8,21 +8,14 @@
 #include <vector>
 #include "kiln/cuda.h"
 #include "support/test_helpers.h"
+#include "device_compare.h"
 
 using namespace kiln;
+using kiln::testing::close;
 
 namespace {
 const Device kCuda("cuda:0");
 
-bool close(const Tensor& got, const Tensor& want, double rtol, double atol) {
-  if (!got.sizes().equals(want.sizes()) || got.dtype() != want.dtype()) return false;
-  std::vector<double> x = got.to_vector<double>(), y = want.to_vector<double>();
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (std::isnan(y[i]) ? !std::isnan(x[i]) : !(std::fabs(x[i] - y[i]) <= atol + rtol * std::fabs(y[i])))
-      return false;
-  }
-  return true;
-}
 }  // namespace
 
 TEST_CASE("cuBLAS: mm, bmm, addmm and matmul over transposed, sliced and batched operands") {

@@ -9,30 +9,16 @@
 #include <vector>
 #include "kiln/cuda.h"
 #include "support/test_helpers.h"
+#include "device_compare.h"
 
 using namespace kiln;
+using kiln::testing::close;
 
 namespace {
 
 const Device kDev("cuda:0");
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
-
-// Same shape and dtype; NaN matches NaN, infinities match exactly.
-bool close(const Tensor& got, const Tensor& want, double rtol, double atol) {
-  if (!got.sizes().equals(want.sizes()) || got.dtype() != want.dtype()) return false;
-  std::vector<double> x = got.to_vector<double>(), y = want.to_vector<double>();
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (std::isnan(y[i])) {
-      if (!std::isnan(x[i])) return false;
-    } else if (std::isinf(y[i])) {
-      if (x[i] != y[i]) return false;
-    } else if (!(std::fabs(x[i] - y[i]) <= atol + rtol * std::fabs(y[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 double rtol_of(DType d) { return d == kFloat64 ? 1e-12 : d == kFloat32 ? 1e-5 : d == kFloat16 ? 2e-3 : 1.6e-2; }
 
@@ -194,4 +180,41 @@ TEST_CASE("cuda softmax: rows, strided columns and moved dims equal the CPU for 
   CHECK(softmax(empty({0, 4}, TensorOptions(kFloat32, kDev)), 1).sizes().equals({0, 4}));
   Tensor wide = randn({1, 100'000});  // one long row
   CHECK(close(log_softmax(wide.to(kDev), 1).cpu(), log_softmax(wide, 1), 1e-5, 1e-5));
+}
+
+TEST_CASE("cuda norm: p = 2, 1, 0, 3, inf and -inf over dims and whole tensors equal the CPU") {
+  manual_seed(24);
+  for (DType d : kFloats) {
+    const std::string dtype = dtype_name(d);
+    CAPTURE(dtype);
+    const double r = rtol_of(d) * 4;
+    Tensor x = (randn({5, 6, 70}) * 2).to(d);
+    x.select(2, 3).fill_(0);  // zeros for p = 0
+    Tensor g = x.to(kDev);
+    for (double p : {2.0, 1.0, 0.0, 3.0, 0.5, kInf, -kInf}) {
+      CAPTURE(p);
+      CHECK(close(norm(g, Scalar(p), std::vector<int64_t>{2}, false).cpu(), norm(x, Scalar(p), std::vector<int64_t>{2}, false), r, r));
+      CHECK(close(norm(g, Scalar(p), std::vector<int64_t>{0, 1}, true).cpu(), norm(x, Scalar(p), std::vector<int64_t>{0, 1}, true), r, r));
+      CHECK(close(norm(g, Scalar(p), std::nullopt, false).cpu(), norm(x, Scalar(p), std::nullopt, false), r, r));
+    }
+  }
+  Tensor e = empty({3, 0}, TensorOptions(kFloat32, kDev));  // empty reductions give 0 for every p
+  CHECK(close(norm(e, Scalar(kInf), std::vector<int64_t>{1}, false).cpu(), zeros({3}), 0, 0));
+  CHECK(close(norm(e, Scalar(2), std::vector<int64_t>{1}, false).cpu(), zeros({3}), 0, 0));
+  Tensor n = from_vector<double>({1, kNaN, -3}, {3});
+  CHECK(std::isnan(norm(n.to(kDev), Scalar(kInf), std::nullopt, false).item().to_double()));
+  std::string msg = testing::error_text<DTypeError>([&] { (void)norm(ones({3}, TensorOptions(kComplex64, kDev)), std::nullopt, std::nullopt, false); });
+  CHECK(testing::has(msg, "norm"));
+}
+
+TEST_CASE("cuda count_nonzero: bool, uint8, integers and floats (NaN counts) over dims") {
+  Tensor f = from_vector<double>({0, 1, kNaN, 0, -2, 0}, {2, 3});
+  CHECK(close(count_nonzero(f.to(kDev), std::nullopt).cpu(), count_nonzero(f, std::nullopt), 0, 0));
+  CHECK(close(count_nonzero(f.to(kDev), std::vector<int64_t>{1}).cpu(), count_nonzero(f, std::vector<int64_t>{1}), 0, 0));
+  CHECK(count_nonzero(f.to(kDev), std::nullopt).item().to_int() == 3);
+  Tensor i = arange(4000, TensorOptions(kInt32)).reshape({40, 100}) % 7;
+  CHECK(close(count_nonzero(i.to(kDev), std::vector<int64_t>{0}).cpu(), count_nonzero(i, std::vector<int64_t>{0}), 0, 0));
+  Tensor b = from_vector<bool>({true, false, true, true}, {4});
+  CHECK(count_nonzero(b.to(kDev), std::nullopt).item().to_int() == 3);
+  CHECK(count_nonzero(b.to(kDev), std::nullopt).dtype() == kInt64);
 }

@@ -1,0 +1,111 @@
+// nll_loss on CUDA: a thread per (sample, position) picks -weight[target] * self[target] and the
+// weight; reductions 1 (mean: divided by the total weight) and 2 (sum) then sum those on the
+// device in float32 (float64 for float64 inputs). A target out of range makes the loss NaN and,
+// outside a graph capture, raises IndexError naming it (one 16-byte read-back; a capture cannot
+// wait, so there only the NaN tells).
+#include <cuda_runtime.h>
+#include <cmath>
+#include "kernels/common/nll_loss_checks.h"
+#include "kernels/cpu/kernel_utils.h"
+#include "kiln/gen/cuda_kernels.h"
+#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/kiln.h"  // Tensor methods are defined inline there
+
+namespace kiln::cuda {
+namespace {
+
+template <typename T>
+using loss_acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// bad[0] = 1 and bad[1] = an offending target when one is out of range.
+template <typename T, typename Acc>
+__global__ void nll_loss_kernel(const T* x, const int64_t* target, const T* weight, int64_t count, int64_t C,
+                                int64_t S, int64_t ignore_index, T* out_none, Acc* losses, Acc* weights,
+                                int64_t* bad) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t n = i / S, s = i % S, cls = target[i];
+    Acc loss = 0, w = 0;
+    if (cls != ignore_index) {
+      if (cls < 0 || cls >= C) {
+        bad[1] = cls;
+        bad[0] = 1;
+        loss = Acc(NAN);
+      } else {
+        w = weight ? Acc(weight[cls]) : Acc(1);
+        loss = -w * Acc(x[(n * C + cls) * S + s]);
+      }
+    }
+    if (out_none) {
+      out_none[i] = T(loss);
+    } else {
+      losses[i] = loss;
+      weights[i] = w;
+    }
+  }
+}
+
+template <typename T>
+Tensor run(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction, int64_t ignore_index,
+           const nll_loss_checks::Layout& layout) {
+  using Acc = loss_acc_t<T>;
+  const Device device = self.device();
+  const int dev = device.index;
+  DeviceGuard guard(dev);
+  cudaStream_t stream = detail::current_cuda_stream(dev);
+  Tensor x = cpu::dense(self), t = cpu::dense(target), w = weight.defined() ? cpu::dense(weight) : Tensor();
+  const int64_t count = layout.N * layout.S;
+  const DType acc_dtype = std::is_same_v<Acc, double> ? DType::Float64 : DType::Float32;
+  Tensor out_none, losses, weights;
+  if (reduction == 0) {
+    out_none = empty(target.sizes(), TensorOptions(self.dtype(), device));
+  } else {
+    losses = empty({count}, TensorOptions(acc_dtype, device));
+    weights = empty({count}, TensorOptions(acc_dtype, device));
+  }
+  Tensor bad = empty({2}, TensorOptions(DType::Int64, device));
+  KILN_CUDA_CHECK(cudaMemsetAsync(bad.data_ptr(), 0, 2 * sizeof(int64_t), stream), "nll_loss", "target");
+  if (count > 0) {
+    const int threads = 256;
+    const int64_t blocks = std::min<int64_t>((count + threads - 1) / threads, int64_t(detail::sm_count(dev)) * 8);
+    nll_loss_kernel<T, Acc><<<unsigned(blocks), threads, 0, stream>>>(
+        static_cast<const T*>(x.data_ptr()), static_cast<const int64_t*>(t.data_ptr()),
+        w.defined() ? static_cast<const T*>(w.data_ptr()) : nullptr, count, layout.C, layout.S, ignore_index,
+        out_none.defined() ? static_cast<T*>(out_none.data_ptr()) : nullptr,
+        losses.defined() ? static_cast<Acc*>(losses.data_ptr()) : nullptr,
+        weights.defined() ? static_cast<Acc*>(weights.data_ptr()) : nullptr, static_cast<int64_t*>(bad.data_ptr()));
+    KILN_CUDA_CHECK(cudaGetLastError(), "nll_loss", "kernel launch");
+  }
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  KILN_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing), "nll_loss", "target");
+  if (capturing == cudaStreamCaptureStatusNone && count > 0) {
+    int64_t host_bad[2] = {0, 0};
+    KILN_CUDA_CHECK(cudaMemcpyAsync(host_bad, bad.data_ptr(), sizeof(host_bad), cudaMemcpyDeviceToHost, stream),
+                    "nll_loss", "target");
+    KILN_CUDA_CHECK(cudaStreamSynchronize(stream), "nll_loss", "target");
+    KILN_CHECK(host_bad[0] == 0, IndexError, "nll_loss", "target", "Target ", host_bad[1], " is out of bounds.");
+  }
+  if (reduction == 0) return out_none;
+  Tensor total = sum(losses);
+  if (reduction == 1) total = div(total, sum(weights));  // 0 / 0 = NaN when every target is ignored, as PyTorch
+  return total.to(self.dtype());
+}
+
+}  // namespace
+
+Tensor nll_loss(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
+                int64_t ignore_index) {
+  const nll_loss_checks::Layout layout = nll_loss_checks::check_args(self, target, weight, reduction);
+  detail::check_device(self.device().index, "nll_loss");
+  KILN_CHECK(target.device() == self.device(), DeviceError, "nll_loss", "target", "expected target on ",
+             self.device().str(), ", got ", target.device().str());
+  KILN_CHECK(!weight.defined() || weight.device() == self.device(), DeviceError, "nll_loss", "weight",
+             "expected weight on ", self.device().str(), ", got ", weight.device().str());
+  switch (self.dtype()) {
+    case DType::Float16: return run<Half>(self, target, weight, reduction, ignore_index, layout);
+    case DType::BFloat16: return run<BFloat16>(self, target, weight, reduction, ignore_index, layout);
+    case DType::Float32: return run<float>(self, target, weight, reduction, ignore_index, layout);
+    default: return run<double>(self, target, weight, reduction, ignore_index, layout);  // float64 (checked)
+  }
+}
+
+}  // namespace kiln::cuda

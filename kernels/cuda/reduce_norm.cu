@@ -1,0 +1,97 @@
+// norm and count_nonzero on CUDA, on the reduction kernels of reduce.cu (reduce_layout.cuh).
+// norm: p = 2, 1, 0 and other finite p sum a function of |x| and finish with sqrt / pow(1/p);
+// p = +-inf take the max / min of |x| (NaN propagates; an empty reduction gives 0, as PyTorch).
+// 16-bit inputs accumulate in float32. count_nonzero counts x != 0 (NaN counts) in int64.
+#include <cuda_runtime.h>
+#include <cmath>
+#include "kernels/cuda/reduce_layout.cuh"
+#include "kiln/gen/cuda_kernels.h"
+#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/kiln.h"
+
+namespace kiln::cuda {
+namespace {
+
+using namespace reduce_detail;
+
+enum class NormKind { Two, One, Zero, General, Magnitude };  // Magnitude: |x|, for p = +-inf
+
+template <typename Acc, NormKind K>
+struct NormLoad {
+  Acc p;
+  template <typename T>
+  __device__ Acc operator()(T x, int64_t, int64_t) const {
+    const Acc a = ::fabs(Acc(x));
+    if constexpr (K == NormKind::Two) return a * a;
+    else if constexpr (K == NormKind::Zero) return a != Acc(0) ? Acc(1) : Acc(0);  // NaN counts, as the CPU
+    else if constexpr (K == NormKind::General) return ::pow(a, p);
+    else return a;
+  }
+};
+
+template <typename Out, typename Acc, NormKind K>
+struct NormStore {
+  Out* out;
+  Acc p;
+  bool empty;  // nothing reduced: +-inf norms give 0, not the max/min identity
+  __device__ void operator()(int64_t g, Acc a) const {
+    if constexpr (K == NormKind::Two) a = ::sqrt(a);
+    else if constexpr (K == NormKind::General) a = ::pow(a, Acc(1) / p);
+    else if constexpr (K == NormKind::Magnitude) a = empty ? Acc(0) : a;
+    out[g] = Out(a);
+  }
+};
+
+struct NonzeroLoad {
+  template <typename T>
+  __device__ int64_t operator()(T x, int64_t, int64_t) const { return acc_t<T>(x) != acc_t<T>(0) ? 1 : 0; }
+};
+
+template <typename T, typename Op, NormKind K>
+void run_norm(const Rows& r, const Op& op, Tensor& out, double p, int dev) {
+  using Acc = acc_t<T>;
+  reduce_layout<Acc, T>(r, op, NormLoad<Acc, K>{Acc(p)}, NormStore<T, Acc, K>{mut<T>(out), Acc(p), r.len == 0},
+                        dev, "norm");
+}
+
+}  // namespace
+
+Tensor norm(const Tensor& self, const std::optional<Scalar>& p, OptIntList dim, bool keepdim) {
+  KILN_CHECK(!p || !p->is_complex(), ValueError, "norm", "p", "expected p to be an integer or float, got ", p->str());
+  const double pv = p ? p->to_double() : 2.0;
+  ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, "norm");
+  detail::check_device(self.device().index, "norm");
+  Tensor out = empty(rd.out_sizes, TensorOptions(self.dtype(), self.device()));
+  if (out.numel() == 0) return out;
+  const int dev = self.device().index;
+  DeviceGuard guard(dev);
+  visit<kFloats>(self.dtype(), "norm", [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = acc_t<T>;
+    const Rows r = as_rows(self, rd);
+    if (pv == 2.0) run_norm<T, SumOp<Acc>, NormKind::Two>(r, SumOp<Acc>{}, out, pv, dev);
+    else if (pv == 1.0) run_norm<T, SumOp<Acc>, NormKind::One>(r, SumOp<Acc>{}, out, pv, dev);
+    else if (pv == 0.0) run_norm<T, SumOp<Acc>, NormKind::Zero>(r, SumOp<Acc>{}, out, pv, dev);
+    else if (std::isinf(pv) && pv > 0) run_norm<T, MinMaxOp<Acc, true>, NormKind::Magnitude>(r, {}, out, pv, dev);
+    else if (std::isinf(pv)) run_norm<T, MinMaxOp<Acc, false>, NormKind::Magnitude>(r, {}, out, pv, dev);
+    else run_norm<T, SumOp<Acc>, NormKind::General>(r, SumOp<Acc>{}, out, pv, dev);
+  });
+  return out;
+}
+
+Tensor count_nonzero(const Tensor& self, OptIntList dim) {
+  ReduceDims rd = cpu::reduce_dims(self, dim, false, "count_nonzero");
+  detail::check_device(self.device().index, "count_nonzero");
+  Tensor out = empty(rd.out_sizes, TensorOptions(DType::Int64, self.device()));
+  if (out.numel() == 0) return out;
+  const int dev = self.device().index;
+  DeviceGuard guard(dev);
+  visit<kFloats | kInts | kBoolU8>(self.dtype(), "count_nonzero", [&](auto tag) {
+    using T = decltype(tag);
+    reduce_layout<int64_t, T>(as_rows(self, rd), SumOp<int64_t>{}, NonzeroLoad{}, CastStore<int64_t>{mut<int64_t>(out)},
+                              dev, "count_nonzero");
+  });
+  return out;
+}
+
+}  // namespace kiln::cuda

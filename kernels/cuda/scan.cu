@@ -1,0 +1,147 @@
+// cumsum and _cumsum_reverse (its gradient) on CUDA. The input, cast to the result dtype first
+// as on the CPU, is viewed as [outer, D, inner] around dim.
+// - inner == 1: a warp per row scans it 32 elements at a time, carrying the running total
+//   (cub::WarpScan); rows of kLongRow elements or more get a block each (cub::BlockScan).
+// - inner > 1: a thread per column walks down the dim; neighbouring threads read neighbouring
+//   elements, so every step is one coalesced read.
+// 16-bit floats accumulate in float32; integers in their own type (int64 unless dtype= says
+// otherwise, as the CPU).
+#include <cuda_runtime.h>
+#include <cub/block/block_scan.cuh>
+#include <cub/warp/warp_scan.cuh>
+#include <algorithm>
+#include "kernels/cpu/kernel_utils.h"
+#include "kernels/cuda/plan/reduce_plan.h"
+#include "kiln/gen/cuda_kernels.h"
+#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/kiln.h"
+
+namespace kiln::cuda {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kWarpsPerBlock = 8;
+constexpr int kBlockThreads = 512;
+constexpr int64_t kLongRow = 4096;
+
+template <typename T>
+using scan_acc_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+
+// Element k of a row in scan order (the reverse scan walks from the end).
+template <bool kReverse>
+__device__ __forceinline__ int64_t scan_index(int64_t k, int64_t D) {
+  return kReverse ? D - 1 - k : k;
+}
+
+// blockDim = (kWarp, kWarpsPerBlock): warp threadIdx.y scans rows blockIdx.x * kWarpsPerBlock + y, ...
+template <typename T, bool kReverse>
+__global__ void scan_rows_warp_kernel(const T* in, T* out, int64_t rows, int64_t D) {
+  using Acc = scan_acc_t<T>;
+  using WarpScan = cub::WarpScan<Acc>;
+  __shared__ typename WarpScan::TempStorage temp[kWarpsPerBlock];
+  for (int64_t row = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; row < rows;
+       row += int64_t(gridDim.x) * blockDim.y) {  // uniform across the warp
+    const T* x = in + row * D;
+    T* y = out + row * D;
+    Acc carry = Acc(0);
+    for (int64_t base = 0; base < D; base += kWarp) {
+      const int64_t k = base + threadIdx.x;
+      const int64_t i = scan_index<kReverse>(k, D);
+      Acc v = k < D ? Acc(x[i]) : Acc(0);
+      Acc total;
+      WarpScan(temp[threadIdx.y]).InclusiveSum(v, v, total);
+      __syncwarp();
+      if (k < D) y[i] = T(carry + v);
+      carry = carry + total;
+    }
+  }
+}
+
+template <typename T, bool kReverse>
+__global__ void scan_rows_block_kernel(const T* in, T* out, int64_t rows, int64_t D) {
+  using Acc = scan_acc_t<T>;
+  using BlockScan = cub::BlockScan<Acc, kBlockThreads>;
+  __shared__ typename BlockScan::TempStorage temp;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* x = in + row * D;
+    T* y = out + row * D;
+    Acc carry = Acc(0);
+    for (int64_t base = 0; base < D; base += kBlockThreads) {
+      const int64_t k = base + threadIdx.x;
+      const int64_t i = scan_index<kReverse>(k, D);
+      Acc v = k < D ? Acc(x[i]) : Acc(0);
+      Acc total;
+      BlockScan(temp).InclusiveSum(v, v, total);
+      __syncthreads();  // temp is reused by the next tile
+      if (k < D) y[i] = T(carry + v);
+      carry = carry + total;
+    }
+  }
+}
+
+template <typename T, bool kReverse>
+__global__ void scan_columns_kernel(const T* in, T* out, int64_t columns, int64_t D, int64_t inner) {
+  using Acc = scan_acc_t<T>;
+  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < columns;
+       c += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t base = cuda_plan::column_base(c, D, inner);
+    Acc acc = Acc(0);
+    for (int64_t step = 0; step < D; ++step) {
+      const int64_t at = base + scan_index<kReverse>(step, D) * inner;
+      acc = acc + Acc(in[at]);
+      out[at] = T(acc);
+    }
+  }
+}
+
+unsigned grid_for(int64_t work_items, int64_t per_block, int dev) {
+  const int64_t blocks = (work_items + per_block - 1) / per_block;
+  return unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(detail::sm_count(dev)) * 32)));
+}
+
+template <bool kReverse>
+Tensor scan(const Tensor& self, int64_t dim, DType dt, const char* op) {
+  const int64_t nd = self.dim();
+  const int64_t d = wrap_dim(dim, nd == 0 ? 1 : nd, op, "dim");
+  detail::check_device(self.device().index, op);
+  KILN_CHECK(dt != DType::Bool, DTypeError, op, "dtype", "bool results are not supported");
+  Tensor in = cpu::dense(self, dt);
+  Tensor out = empty(self.sizes(), TensorOptions(dt, self.device()));
+  if (out.numel() == 0) return out;
+  const cpu::DimSplit split = cpu::split_at_dim(self, d);
+  const int64_t outer = split.outer, D = split.size, inner = split.inner;
+  const int dev = self.device().index;
+  DeviceGuard guard(dev);
+  cudaStream_t stream = detail::current_cuda_stream(dev);
+  visit_dtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* x = static_cast<const T*>(in.data_ptr());
+      T* y = static_cast<T*>(out.data_ptr());
+      if (inner > 1) {
+        const int threads = 256;
+        scan_columns_kernel<T, kReverse>
+            <<<grid_for(outer * inner, threads, dev), threads, 0, stream>>>(x, y, outer * inner, D, inner);
+      } else if (D >= kLongRow) {
+        scan_rows_block_kernel<T, kReverse><<<grid_for(outer, 1, dev), kBlockThreads, 0, stream>>>(x, y, outer, D);
+      } else {
+        scan_rows_warp_kernel<T, kReverse><<<grid_for(outer, kWarpsPerBlock, dev), dim3(kWarp, kWarpsPerBlock), 0,
+                                             stream>>>(x, y, outer, D);
+      }
+      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return scan<false>(self, dim, cpu::sum_result_dtype(self.dtype(), dtype), "cumsum");
+}
+
+Tensor _cumsum_reverse(const Tensor& self, int64_t dim) {
+  return scan<true>(self, dim, cpu::sum_result_dtype(self.dtype(), std::nullopt), "_cumsum_reverse");
+}
+
+}  // namespace kiln::cuda
