@@ -4,7 +4,9 @@
 // The device evaluates exactly these functions (KILN_HOST_DEVICE), so what holds here holds there.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 #include "kernels/common/random_blocks.h"
 #include "kernels/cuda/plan/int_divider.h"
@@ -166,4 +168,59 @@ TEST_CASE("Philox fills: CUDA thread b's block reproduces CPU rand and randn bit
     REQUIRE(normal[size_t(i)] == nc[i]);
     REQUIRE(uniform[size_t(i)] == uc[i]);
   }
+}
+
+TEST_CASE("Philox fills: randint and bernoulli blocks replayed in reverse reproduce the CPU ops") {
+  using namespace kiln::random_detail;
+  const int64_t n = 1003;
+  manual_seed(7);
+  Tensor small_cpu = randint(-5, 9, {n}, TensorOptions(kInt32));
+  Tensor wide_cpu = randint(INT64_MIN / 2, INT64_MAX / 2, {n}, TensorOptions(kInt64));  // range > 2^32
+  Tensor p = rand({n}, TensorOptions(kFloat32));
+  Tensor p64 = rand({n}, TensorOptions(kFloat64));
+  Tensor coin_cpu = bernoulli(p);
+  Tensor coin64_cpu = bernoulli(p64);
+  manual_seed(7);
+  std::vector<int32_t> small(size_t(n), 99);
+  BlockRange r = reserve_blocks(default_generator(), n, RandintBlock<int32_t, false>::kPerBlock);
+  for (int64_t b = r.num_blocks - 1; b >= 0; --b) fill_block(small.data(), n, r, b, RandintBlock<int32_t, false>{-5, 14});
+  std::vector<int64_t> wide(size_t(n), 0);
+  const uint64_t wide_range = uint64_t(INT64_MAX / 2) - uint64_t(INT64_MIN / 2);
+  r = reserve_blocks(default_generator(), n, RandintBlock<int64_t, true>::kPerBlock);
+  for (int64_t b = r.num_blocks - 1; b >= 0; --b)
+    fill_block(wide.data(), n, r, b, RandintBlock<int64_t, true>{INT64_MIN / 2, wide_range});
+  (void)rand({n}, TensorOptions(kFloat32));  // the same draws of p as above
+  (void)rand({n}, TensorOptions(kFloat64));
+  std::vector<float> coin(size_t(n), -1.0f);
+  r = reserve_blocks(default_generator(), n, BernoulliBlock<float>::kPerBlock);
+  for (int64_t b = r.num_blocks - 1; b >= 0; --b) fill_block(coin.data(), n, r, b, BernoulliBlock<float>{p.data<float>()});
+  std::vector<double> coin64(size_t(n), -1.0);
+  r = reserve_blocks(default_generator(), n, BernoulliBlock<double>::kPerBlock);
+  for (int64_t b = r.num_blocks - 1; b >= 0; --b)
+    fill_block(coin64.data(), n, r, b, BernoulliBlock<double>{p64.data<double>()});
+  int64_t heads = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    REQUIRE(small[size_t(i)] == small_cpu.data<int32_t>()[i]);
+    REQUIRE(small[size_t(i)] >= -5);
+    REQUIRE(small[size_t(i)] < 9);
+    REQUIRE(wide[size_t(i)] == wide_cpu.data<int64_t>()[i]);
+    REQUIRE(coin[size_t(i)] == coin_cpu.data<float>()[i]);
+    REQUIRE(coin64[size_t(i)] == coin64_cpu.data<double>()[i]);
+    heads += coin[size_t(i)] == 1.0f;
+  }
+  CHECK(heads > n / 2 - 80);  // p is uniform on [0, 1): about half are heads
+  CHECK(heads < n / 2 + 80);
+}
+
+TEST_CASE("Philox fills: a probability outside [0, 1] draws NaN, never a plausible 0 or 1") {
+  using namespace kiln::random_detail;
+  const float p[4] = {0.5f, -0.25f, 1.5f, std::numeric_limits<float>::quiet_NaN()};
+  float out[4] = {7, 7, 7, 7};
+  BlockRange r;
+  r.num_blocks = 1;
+  fill_block(out, 4, r, 0, BernoulliBlock<float>{p});
+  CHECK((out[0] == 0.0f || out[0] == 1.0f));
+  CHECK(std::isnan(out[1]));
+  CHECK(std::isnan(out[2]));
+  CHECK(std::isnan(out[3]));
 }

@@ -1,8 +1,10 @@
 #ifndef KILN_KERNELS_COMMON_RANDOM_BLOCKS_H_
 #define KILN_KERNELS_COMMON_RANDOM_BLOCKS_H_
-// What one Philox block (4 x 32 bits) turns into, for uniform and normal draws: the CPU fill
-// (runtime/src/random_fill.h) and the CUDA kernel (kernels/cuda/random.cu) call these same
-// functors on the same block indices, so `manual_seed(s); randn(...)` is bit-identical on both.
+// What one Philox block (4 x 32 bits) turns into, for uniform, normal, randint and bernoulli
+// draws: the CPU fill (runtime/src/random_fill.h) and the CUDA kernel (kernels/cuda/random.cu)
+// call these same functors on the same block indices, so `manual_seed(s); randn(...)` is
+// bit-identical on both.
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include "kiln/dtype.h"
@@ -43,8 +45,8 @@ struct UniformBlock {
     // rounding may reach `to`; keep the range half-open (as PyTorch's CUDA kernel does)
     return C(v) >= hi && span > C(0) ? S(lo) : v;
   }
-  // Writes count (<= kPerBlock) values drawn from block w to out.
-  KILN_HOST_DEVICE void operator()(const philox::Block& w, S* out, int64_t count) const {
+  // Writes count (<= kPerBlock) values drawn from block w to out (element `first` of the request).
+  KILN_HOST_DEVICE void operator()(const philox::Block& w, S* out, int64_t /*first*/, int64_t count) const {
     if constexpr (std::is_same_v<S, double>) {
       for (int64_t j = 0; j < count; ++j) out[j] = value(philox::uniform53(w.x[2 * j], w.x[2 * j + 1]));
     } else {
@@ -60,7 +62,7 @@ struct NormalBlock {
   static constexpr int kPerBlock = std::is_same_v<S, double> ? 2 : 4;
   C mean, std;
   NormalBlock(double m, double s) : mean(C(m)), std(C(s)) {}
-  KILN_HOST_DEVICE void operator()(const philox::Block& w, S* out, int64_t count) const {
+  KILN_HOST_DEVICE void operator()(const philox::Block& w, S* out, int64_t /*first*/, int64_t count) const {
     if constexpr (std::is_same_v<S, double>) {
       double z0, z1;
       philox::box_muller(1.0 - philox::uniform53(w.x[0], w.x[1]), philox::uniform53(w.x[2], w.x[3]), z0, z1);
@@ -77,12 +79,48 @@ struct NormalBlock {
   }
 };
 
+// Integers uniform on [low, low + range) (range >= 1) stored as S: 32-bit draws while the range
+// fits (4 per block), 64-bit draws beyond (kWide, 2 per block). The modulo bias is below
+// range / 2^32 (resp. 2^64), as in PyTorch.
+template <typename S, bool kWide>
+struct RandintBlock {
+  static constexpr int kPerBlock = kWide ? 2 : 4;
+  int64_t low;
+  uint64_t range;
+  KILN_HOST_DEVICE void operator()(const philox::Block& w, S* out, int64_t /*first*/, int64_t count) const {
+    for (int64_t j = 0; j < count; ++j) {
+      uint64_t bits;
+      if constexpr (kWide) bits = (uint64_t(w.x[2 * j + 1]) << 32) | w.x[2 * j];
+      else bits = w.x[j];
+      out[j] = S(int64_t(uint64_t(low) + bits % range));
+    }
+  }
+};
+
+// 1 with probability p[i], else 0, in p's dtype S: a 53-bit uniform per value for double, 24-bit
+// otherwise, compared in double. A p outside [0, 1] (or NaN) gives NaN: callers check p first,
+// this only keeps a value that escaped the check from looking like a draw.
+template <typename S>
+struct BernoulliBlock {
+  static constexpr int kPerBlock = std::is_same_v<S, double> ? 2 : 4;
+  const S* p;  // contiguous probabilities of the whole request
+  KILN_HOST_DEVICE void operator()(const philox::Block& w, S* out, int64_t first, int64_t count) const {
+    for (int64_t j = 0; j < count; ++j) {
+      double u;
+      if constexpr (std::is_same_v<S, double>) u = philox::uniform53(w.x[2 * j], w.x[2 * j + 1]);
+      else u = double(philox::uniform_bits<24>(w.x[j]));
+      const double pj = double(opmath_t<S>(p[first + j]));
+      out[j] = pj >= 0.0 && pj <= 1.0 ? S(u < pj ? 1.0f : 0.0f) : S(NAN);
+    }
+  }
+};
+
 // Block b of a request of n values: what the CPU loop's iteration b and CUDA thread b both write.
 template <typename S, typename Body>
 KILN_HOST_DEVICE void fill_block(S* out, int64_t n, const BlockRange& r, int64_t b, const Body& body) {
   const int64_t first = b * Body::kPerBlock;
   const int64_t count = n - first < Body::kPerBlock ? n - first : Body::kPerBlock;
-  body(philox::block(r.seed, r.first_block + uint64_t(b)), out + first, count);
+  body(philox::block(r.seed, r.first_block + uint64_t(b)), out + first, first, count);
 }
 
 }  // namespace kiln::random_detail

@@ -1,4 +1,4 @@
-// Uniform and normal fills of contiguous CUDA tensors. Thread b draws Philox block
+// Uniform, normal, randint and bernoulli fills of contiguous CUDA tensors. Thread b draws Philox block
 // first_block + b and writes its values exactly where the CPU fill writes them, so a seed
 // gives the same numbers on both devices (kernels/common/random_blocks.h).
 #include <cuda_runtime.h>
@@ -47,7 +47,48 @@ void fill(Tensor& t, double a, double b, double complex_b, Generator& gen, const
   }
 }
 
+template <typename S>
+void randint_typed(Tensor& t, int64_t low, uint64_t range, Generator& gen) {
+  S* out = static_cast<S*>(t.data_ptr());
+  if (range <= (uint64_t(1) << 32))
+    launch_fill(t, out, t.numel(), random_detail::RandintBlock<S, false>{low, range}, gen, "randint");
+  else
+    launch_fill(t, out, t.numel(), random_detail::RandintBlock<S, true>{low, range}, gen, "randint");
+}
+
+template <typename S>
+void bernoulli_typed(Tensor& t, const Tensor& p, Generator& gen) {
+  random_detail::BernoulliBlock<S> body{static_cast<const S*>(p.data_ptr())};
+  launch_fill(t, static_cast<S*>(t.data_ptr()), t.numel(), body, gen, "bernoulli");
+}
+
 }  // namespace
+
+void randint_fill(Tensor& t, int64_t low, uint64_t range, Generator& gen) {
+  switch (t.dtype()) {
+    case DType::Bool: return randint_typed<bool>(t, low, range, gen);
+    case DType::UInt8: return randint_typed<uint8_t>(t, low, range, gen);
+    case DType::Int8: return randint_typed<int8_t>(t, low, range, gen);
+    case DType::Int16: return randint_typed<int16_t>(t, low, range, gen);
+    case DType::Int32: return randint_typed<int32_t>(t, low, range, gen);
+    case DType::Int64: return randint_typed<int64_t>(t, low, range, gen);
+    case DType::Float16: return randint_typed<Half>(t, low, range, gen);
+    case DType::BFloat16: return randint_typed<BFloat16>(t, low, range, gen);
+    case DType::Float32: return randint_typed<float>(t, low, range, gen);
+    case DType::Float64: return randint_typed<double>(t, low, range, gen);
+    default: KILN_FAIL(InternalError, "randint", "dtype", "dtype ", dtype_name(t.dtype()), " was not checked");
+  }
+}
+
+void bernoulli_fill(Tensor& t, const Tensor& p, Generator& gen) {
+  switch (t.dtype()) {
+    case DType::Float16: return bernoulli_typed<Half>(t, p, gen);
+    case DType::BFloat16: return bernoulli_typed<BFloat16>(t, p, gen);
+    case DType::Float32: return bernoulli_typed<float>(t, p, gen);
+    case DType::Float64: return bernoulli_typed<double>(t, p, gen);
+    default: KILN_FAIL(InternalError, "bernoulli", "p", "dtype ", dtype_name(t.dtype()), " was not checked");
+  }
+}
 
 void uniform_fill(Tensor& t, double from, double to, Generator& gen) {
   fill<random_detail::UniformBlock>(t, from, to, to, gen, "uniform_");

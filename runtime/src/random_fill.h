@@ -41,23 +41,17 @@ void fill_normal(S* out, int64_t n, double mean, double std, Generator& gen) {
   fill_blocks(out, n, NormalBlock<S>(mean, std), gen);
 }
 
-// n integers uniform on [low, low + range) (range >= 1), as int64: 32-bit draws while the
-// range fits (4 per block), 64-bit draws beyond (2 per block). The modulo bias is below
-// range / 2^32 (resp. 2^64), as in PyTorch.
-template <typename Store>
-void fill_randint(int64_t n, int64_t low, uint64_t range, Generator& gen, const Store& store) {
-  if (range <= (uint64_t(1) << 32)) {
-    for_each_block<4>(gen, n, [&](const philox::Block& w, int64_t first, int64_t count) {
-      for (int64_t j = 0; j < count; ++j) store(first + j, int64_t(uint64_t(low) + w.x[j] % range));
-    });
-  } else {
-    for_each_block<2>(gen, n, [&](const philox::Block& w, int64_t first, int64_t count) {
-      for (int64_t j = 0; j < count; ++j) {
-        uint64_t bits = (uint64_t(w.x[2 * j + 1]) << 32) | w.x[2 * j];
-        store(first + j, int64_t(uint64_t(low) + bits % range));
-      }
-    });
-  }
+// n integers uniform on [low, low + range), range >= 1 (RandintBlock), stored as S.
+template <typename S>
+void fill_randint(S* out, int64_t n, int64_t low, uint64_t range, Generator& gen) {
+  if (range <= (uint64_t(1) << 32)) fill_blocks(out, n, RandintBlock<S, false>{low, range}, gen);
+  else fill_blocks(out, n, RandintBlock<S, true>{low, range}, gen);
+}
+
+// n draws of 1 with probability p[i] (BernoulliBlock), in p's type.
+template <typename S>
+void fill_bernoulli(S* out, const S* p, int64_t n, Generator& gen) {
+  fill_blocks(out, n, BernoulliBlock<S>{p}, gen);
 }
 
 }  // namespace kiln::random_detail

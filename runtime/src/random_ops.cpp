@@ -1,7 +1,8 @@
 // Random creation ops (rand, randn, randint, randperm, bernoulli) and in-place fills
 // (uniform_, normal_): argument checks, dtype dispatch, devices and autograd around the CPU
-// kernels of random_fill.h. Uniform and normal draws run on CUDA tensors in place, from the same
-// Philox blocks (kernels/cuda/random.cu); the other ops draw on the CPU and copy the numbers over.
+// kernels of random_fill.h. Uniform, normal, randint and bernoulli draws run on CUDA tensors in
+// place, from the same Philox blocks (kernels/cuda/random.cu); randperm sorts on the CPU and
+// copies the permutation over.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <numeric>
 #include <vector>
 #include "kiln/autograd.h"
+#include "kiln/cuda.h"
 #include "kiln/op_support.h"
 #include "kiln/random.h"
 #include "core/device_random.h"
@@ -17,6 +19,7 @@
 namespace kiln {
 namespace {
 
+using random_detail::fill_bernoulli;
 using random_detail::fill_normal;
 using random_detail::fill_randint;
 using random_detail::fill_uniform;
@@ -142,6 +145,32 @@ Tensor& fill_inplace(Tensor& self, const char* op, const char* node_name, const 
   return self;
 }
 
+// Integers uniform on [low, low + range) into a contiguous CPU or CUDA tensor of a real dtype.
+void randint_contiguous(Tensor& t, int64_t low, uint64_t range, Generator& gen) {
+  if (t.is_cuda()) return cuda::detail::randint_fill(t, low, range, gen);
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using S = decltype(tag);
+    if constexpr (!is_complex_v<S>) fill_randint(static_cast<S*>(t.data_ptr()), t.numel(), low, range, gen);
+  });
+}
+
+// Every probability in [0, 1] (NaN is not). A CUDA tensor is checked on the device (one flag
+// read back); inside a graph capture nothing can be read back, and a bad p draws NaN instead.
+void check_probabilities(const Tensor& p) {
+  if (p.numel() == 0) return;
+  if (p.is_cuda()) {
+    if (cuda::capture_status(cuda::current_stream(p.device().index)) != cuda::CaptureStatus::None) return;
+    NoGradGuard no_grad;
+    Tensor in_range = logical_and(ge(p, Scalar(0.0)), le(p, Scalar(1.0)));
+    KILN_CHECK(all(in_range).item().to_int() != 0, ValueError, "bernoulli", "p",
+               "expected all probabilities in [0, 1], got ", amin(p, {}).item().to_double(), " to ",
+               amax(p, {}).item().to_double());
+    return;
+  }
+  for (double v : p.to_vector<double>())
+    KILN_CHECK(v >= 0 && v <= 1, ValueError, "bernoulli", "p", "expected all probabilities in [0, 1], got ", v);
+}
+
 void check_uniform_bounds(DType dtype, double from, double to) {
   KILN_CHECK(from <= to, ValueError, "uniform_", "from", "expected a [from, to) range, but found from=", from,
              " > to=", to);
@@ -197,15 +226,7 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions opts,
   check_holds("randint", opts.dtype, low, high - 1);
   const uint64_t range = uint64_t(high) - uint64_t(low);  // exact in uint64 even for [INT64_MIN, INT64_MAX)
   Generator& g = resolve(gen);
-  return create(sizes, opts, [&](Tensor& t) {
-    visit_dtype(t.dtype(), [&](auto tag) {
-      using S = decltype(tag);
-      if constexpr (!is_complex_v<S>) {
-        S* p = static_cast<S*>(t.data_ptr());
-        fill_randint(t.numel(), low, range, g, [p](int64_t i, int64_t v) { p[i] = S(v); });
-      }
-    });
-  });
+  return create(sizes, opts, [&](Tensor& t) { randint_contiguous(t, low, range, g); }, true);
 }
 
 // Sorts indices by 64-bit random keys (ties by index): deterministic, and the same algorithm
@@ -239,30 +260,22 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
   KILN_CHECK(p.defined(), ValueError, "bernoulli", "p", "undefined tensor");
   KILN_CHECK(is_floating(p.dtype()), DTypeError, "bernoulli", "p", "expected a floating point dtype, got ",
              dtype_name(p.dtype()));
-  const std::vector<double> probs = p.to_vector<double>();  // logical order, any layout or device
-  for (double v : probs)
-    KILN_CHECK(v >= 0 && v <= 1, ValueError, "bernoulli", "p", "expected all probabilities in [0, 1], got ", v);
+  check_probabilities(p);
   Generator& g = resolve(gen);
-  const int64_t n = int64_t(probs.size());
-  Tensor out = create(p.sizes(), TensorOptions(p.dtype(), kCPU), [&](Tensor& t) {
-    visit_dtype(t.dtype(), [&](auto tag) {
-      using S = decltype(tag);
-      if constexpr (std::is_same_v<S, double>) {  // 53-bit uniforms for double probabilities
-        double* o = static_cast<double*>(t.data_ptr());
-        for_each_block<2>(g, n, [&](const philox::Block& w, int64_t first, int64_t count) {
-          for (int64_t j = 0; j < count; ++j)
-            o[first + j] = philox::uniform53(w.x[2 * j], w.x[2 * j + 1]) < probs[size_t(first + j)] ? 1.0 : 0.0;
-        });
-      } else if constexpr (std::is_same_v<S, float> || std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) {
-        S* o = static_cast<S*>(t.data_ptr());
-        for_each_block<4>(g, n, [&](const philox::Block& w, int64_t first, int64_t count) {
-          for (int64_t j = 0; j < count; ++j)
-            o[first + j] = S(double(philox::uniform_bits<24>(w.x[j])) < probs[size_t(first + j)] ? 1.0f : 0.0f);
-        });
-      }
-    });
+  Tensor probs = p.contiguous();
+  Tensor out = empty(p.sizes(), TensorOptions(p.dtype(), p.device()));
+  if (out.numel() == 0) return out;
+  if (out.is_cuda()) {
+    cuda::detail::bernoulli_fill(out, probs, g);
+    return out;
+  }
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using S = decltype(tag);
+    if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float> || std::is_same_v<S, Half> ||
+                  std::is_same_v<S, BFloat16>)
+      fill_bernoulli(static_cast<S*>(out.data_ptr()), static_cast<const S*>(probs.data_ptr()), out.numel(), g);
   });
-  return p.is_cpu() ? out : out.to(p.device());
+  return out;
 }
 
 }  // namespace kiln

@@ -118,6 +118,24 @@ TEST_CASE("Philox draws: manual_seed then rand/randn/normal_/uniform_ give the C
   CHECK(close(d.cpu(), c));
 }
 
+TEST_CASE("Philox draws: randint and bernoulli draw on the device and give the CPU's numbers") {
+  manual_seed(77);
+  Tensor p = rand({513});
+  Tensor cpu_i = randint(-3, 40, {1000}, TensorOptions(kInt32));
+  Tensor cpu_w = randint(0, int64_t(1) << 40, {99}, TensorOptions(kInt64));  // 64-bit draws
+  Tensor cpu_b = bernoulli(p);
+  manual_seed(77);
+  Tensor dp = rand({513}, TensorOptions(kFloat32, kCuda));
+  CHECK(close(randint(-3, 40, {1000}, TensorOptions(kInt32, kCuda)).cpu(), cpu_i));
+  CHECK(close(randint(0, int64_t(1) << 40, {99}, TensorOptions(kInt64, kCuda)).cpu(), cpu_w));
+  Tensor db = bernoulli(dp);
+  CHECK(db.device() == kCuda);
+  CHECK(close(db.cpu(), cpu_b));
+  Tensor bad = full({3}, 1.5, TensorOptions(kFloat32, kCuda));
+  std::string msg = testing::error_text<ValueError>([&] { (void)bernoulli(bad); });
+  CHECK(testing::has(msg, "bernoulli"));
+}
+
 TEST_CASE("errors: mixing devices names the op and both devices") {
   Tensor a = ones({2}).cuda(), b = ones({2});
   std::string msg = testing::error_text<DeviceError>([&] { (void)add(a, b); });

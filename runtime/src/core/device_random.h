@@ -1,7 +1,8 @@
 #ifndef KILN_RUNTIME_SRC_CORE_DEVICE_RANDOM_H_
 #define KILN_RUNTIME_SRC_CORE_DEVICE_RANDOM_H_
-// uniform_/normal_ (and so rand, randn) on a contiguous CUDA tensor: the same Philox blocks,
-// reserved the same way, through the same per-block functors as the CPU (kernels/cuda/random.cu).
+// uniform_/normal_ (and so rand, randn), randint and bernoulli on a contiguous CUDA tensor: the
+// same Philox blocks, reserved the same way, through the same per-block functors as the CPU
+// (kernels/cuda/random.cu).
 #include "kiln/random.h"
 #include "kiln/tensor.h"
 
@@ -9,6 +10,10 @@ namespace kiln::cuda::detail {
 
 void uniform_fill(Tensor& t, double from, double to, Generator& gen);
 void normal_fill(Tensor& t, double mean, double std, Generator& gen);
+// Integers uniform on [low, low + range), range >= 1, into a real dtype.
+void randint_fill(Tensor& t, int64_t low, uint64_t range, Generator& gen);
+// t[i] = 1 with probability p[i]; p is contiguous, on t's device, of t's floating dtype.
+void bernoulli_fill(Tensor& t, const Tensor& p, Generator& gen);
 
 }  // namespace kiln::cuda::detail
 #endif  // KILN_RUNTIME_SRC_CORE_DEVICE_RANDOM_H_

@@ -72,5 +72,7 @@ void detail::copy_(Tensor&, const Tensor&, bool) { absent("copy_"); }
 void detail::fill_(Tensor&, const Scalar&) { absent("fill_"); }
 void detail::uniform_fill(Tensor&, double, double, Generator&) { absent("uniform_"); }
 void detail::normal_fill(Tensor&, double, double, Generator&) { absent("normal_"); }
+void detail::randint_fill(Tensor&, int64_t, uint64_t, Generator&) { absent("randint"); }
+void detail::bernoulli_fill(Tensor&, const Tensor&, Generator&) { absent("bernoulli"); }
 
 }  // namespace kiln::cuda
