@@ -41,7 +41,7 @@ def run(argv=None):
               "it raises NotImplementedError (KILN_ALLOW_MISSING_KERNELS=1)", file=sys.stderr)
     if args.check:
         return 0
-    changed, total = render.render(registry, args.out)
+    changed, total = render.render(registry, args.out, source=os.path.abspath(args.ops))
     if not args.quiet:
         print(f"kiln codegen: {len(registry.ops)} ops, {changed} of {total} files changed "
               f"({time.perf_counter() - start:.2f} s)")

@@ -42,6 +42,7 @@ class Op:
     backends: List[str]
     kind: str
     body: str                      # expression / kernel name / native name / C++ body
+    body_line: int = 0             # composite: the ops.yaml line of the body's first line
     promotion: str = "default"
     promote_scalars: List[str] = field(default_factory=list)
     bool_inputs: List[str] = field(default_factory=list)
@@ -283,9 +284,10 @@ def _parse_op(raw, groups, ctx, errors):
                                         "add cuda to backends, or drop cuda_dtypes"))
         op.cuda_dtypes = [d for d in dtypes if d in cuda]
     if kind == "composite":
+        # a block scalar starts on the line after its key
+        op.body_line = first = raw.line_of(kind) + (1 if "\n" in op.body else 0)
         found = composite_check.problem(op.body, OP_KEYS)
-        if found:  # a block scalar starts on the line after its key
-            first = raw.line_of(kind) + (1 if "\n" in op.body else 0)
+        if found:
             errors.append(RegistryError(first + found[0], f"{sig.full_name}: {found[1]}", "check the indentation of the keys after it"))
     op.doc = str(raw.get("doc", "")).strip()
     if not op.doc:

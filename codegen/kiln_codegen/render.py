@@ -10,6 +10,9 @@ from .views import OpView
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 NO_GRAD_FAMILIES = {"comparison", "logical", "bitwise"}
+# Marks where a composite body copied from ops.yaml ends; Writer.write turns it into a `#line`
+# back to the generated file's own numbering.
+LINE_RESTORE = "// @kiln-line-restore"
 
 
 def _env():
@@ -17,7 +20,7 @@ def _env():
                               lstrip_blocks=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
 
 
-def _enrich(v, views_by_name):
+def _enrich(v, views_by_name, source):
     op, sig = v.op, v.sig
     v.param_types = ", ".join(cpp.param_type(a.type) for a in sig.arguments)
     v.input_ptrs = ", ".join(f"&{a.name}" for a in v.tensors)
@@ -30,7 +33,10 @@ def _enrich(v, views_by_name):
     else:
         v.forward_call = ""
     if op.kind == "composite":
-        v.composite_body = "\n".join("  " + line if line.strip() else "" for line in op.body.splitlines())
+        body = "\n".join("  " + line if line.strip() else "" for line in op.body.splitlines())
+        if source:  # the compiler reports errors in the body at their ops.yaml lines
+            body = f'#line {op.body_line} "{source}"\n{body}\n{LINE_RESTORE}'
+        v.composite_body = body
     # Scalar-operand overloads of binary pointwise ops (add(t, 2.0), t.add(2.0), t.add_(2.0)).
     v.scalar_clash = False
     if op.kind == "pointwise" and v.scalar_overload:
@@ -105,6 +111,12 @@ class Writer:
 
     def write(self, rel, content):
         path = os.path.join(self.out_dir, rel)
+        if LINE_RESTORE in content:
+            lines = content.split("\n")
+            for i, line in enumerate(lines):
+                if line == LINE_RESTORE:  # the next physical line is i + 2 (1-based)
+                    lines[i] = f'#line {i + 2} "{os.path.abspath(path)}"'
+            content = "\n".join(lines)
         self.written.add(os.path.normpath(path))
         if os.path.exists(path):
             with open(path, encoding="utf-8") as fh:
@@ -126,7 +138,8 @@ class Writer:
                     os.remove(p)
 
 
-def render(registry, out_dir):
+def render(registry, out_dir, source=None):
+    """source: the path of ops.yaml that `#line` directives in composite bodies name."""
     env = _env()
     missing = getattr(registry, "missing", [])
     views = [OpView(op, registry, missing) for op in registry.ops]
@@ -134,7 +147,7 @@ def render(registry, out_dir):
     for v in views:
         by_name.setdefault(v.name, []).append(v)
     for v in views:
-        _enrich(v, by_name)
+        _enrich(v, by_name, source)
     w = Writer(out_dir)
     inc = "include/kiln/gen"
     w.write(f"{inc}/ops.h", env.get_template("ops.h.j2").render(ops=views))

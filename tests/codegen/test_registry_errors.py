@@ -150,6 +150,27 @@ class RegistryErrors(unittest.TestCase):
         self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: expo(self)"), 4,
                          "pointwise expression calls unknown function 'expo'")
 
+    def test_composite_body_compiles_with_ops_yaml_lines(self):
+        # A mistake only the C++ compiler can see is reported at its ops.yaml line (#line).
+        text = VALID + """\
+- signature: double_exp(Tensor self) -> Tensor
+  dtypes: [floating]
+  composite: |
+    Tensor e = exp(self);
+    return e.no_such_method(2);
+  doc: Twice.
+"""
+        r = self.run_gen(text, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        path = os.path.join(self.tmp.name, "generated", "src", "ops", "double_exp.cpp")
+        with open(path) as f:
+            generated = f.read().split("\n")
+        ops_yaml = os.path.join(self.tmp.name, "ops.yaml")
+        body_line = len(VALID.splitlines()) + 4  # after signature, dtypes and "composite: |"
+        begin = generated.index(f'#line {body_line} "{ops_yaml}"')
+        self.assertEqual(generated[begin + 2].strip(), "return e.no_such_method(2);")
+        self.assertEqual(generated[begin + 3], f'#line {begin + 5} "{path}"')  # back to the file's own lines
+
     def test_every_error_reported_at_once(self):
         text = VALID.replace("[flaot", "[flaot").replace("pointwise: exp(self)", "pointwise: exp(self)\n  pointwize: 1")
         text = text.replace("    othr", "    othr").replace("kernel: sum_all", "kernel: nope")
