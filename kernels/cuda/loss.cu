@@ -95,11 +95,7 @@ Tensor run(const Tensor& self, const Tensor& target, const Tensor& weight, int64
 Tensor nll_loss(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
                 int64_t ignore_index) {
   const nll_loss_checks::Layout layout = nll_loss_checks::check_args(self, target, weight, reduction);
-  detail::check_device(self.device().index, "nll_loss");
-  KILN_CHECK(target.device() == self.device(), DeviceError, "nll_loss", "target", "expected target on ",
-             self.device().str(), ", got ", target.device().str());
-  KILN_CHECK(!weight.defined() || weight.device() == self.device(), DeviceError, "nll_loss", "weight",
-             "expected weight on ", self.device().str(), ", got ", weight.device().str());
+  detail::check_device(self.device().index, "nll_loss");  // (the dispatcher checked every tensor is on it)
   switch (self.dtype()) {
     case DType::Float16: return run<Half>(self, target, weight, reduction, ignore_index, layout);
     case DType::BFloat16: return run<BFloat16>(self, target, weight, reduction, ignore_index, layout);

@@ -262,7 +262,7 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
              dtype_name(p.dtype()));
   check_probabilities(p);
   Generator& g = resolve(gen);
-  Tensor probs = p.contiguous();
+  Tensor probs = p.detach().contiguous();  // the draws are not differentiable
   Tensor out = empty(p.sizes(), TensorOptions(p.dtype(), p.device()));
   if (out.numel() == 0) return out;
   if (out.is_cuda()) {
