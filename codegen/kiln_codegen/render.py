@@ -173,6 +173,10 @@ def render(registry, out_dir, source=None):
                     rel = f"src/{backend}/{v.cname}.{ext}"
                     w.write(rel, pw_tpl[backend].render(v=v))
                     target.append(rel)
+    cuda_pointwise = [v for v in views if v.op.kind == "pointwise" and "cuda" in v.op.backends]
+    w.write(f"{inc}/cuda_elementwise.h", env.get_template("cuda_elementwise.h.j2").render(ops=cuda_pointwise))
+    w.write("src/cuda/pointwise_entries.cpp", env.get_template("cuda_pointwise_entries.cpp.j2").render(ops=cuda_pointwise))
+    cuda_sources.append("src/cuda/pointwise_entries.cpp")
     table_tpl = env.get_template("backend_table.cpp.j2")
     for backend, label, target in (("cpu", "CPU", sources), ("cuda", "CUDA", cuda_sources)):
         w.write(f"src/{backend}_table.cpp", table_tpl.render(ops=views, backend=backend, label=label))

@@ -220,20 +220,20 @@ class OpView:
             if opt:
                 fills.append(f"if ({a.name}) {{ call.scalars[{si}] = Scalar(*{a.name}); call.scalar_given[{si}] = true; }}")
                 fields.append(f"math::Opt<T> {a.name};")
-                inits.append(f"math::Opt<op_t>{{call.scalars[{si}].to<op_t>(), call.scalar_given[{si}]}}")
+                inits.append(f"math::Opt<op_t>{{call.scalars[{si}].template to<op_t>(), call.scalar_given[{si}]}}")
             else:
                 fills.append(f"call.scalars[{si}] = Scalar({a.name}); call.scalar_given[{si}] = true;")
                 if a.name == "alpha":  # PyTorch refuses a fractional alpha for integers
                     fills.append(f'support::check_alpha("{self.full}", call.compute_dtype, {a.name});')
                 if b in ("Scalar", "float"):
                     fields.append(f"T {a.name};")
-                    inits.append(f"call.scalars[{si}].to<op_t>()")
+                    inits.append(f"call.scalars[{si}].template to<op_t>()")
                 elif b == "int":
                     fields.append(f"int64_t {a.name};")
-                    inits.append(f"call.scalars[{si}].to<int64_t>()")
+                    inits.append(f"call.scalars[{si}].template to<int64_t>()")
                 else:
                     fields.append(f"bool {a.name};")
-                    inits.append(f"call.scalars[{si}].to<bool>()")
+                    inits.append(f"call.scalars[{si}].template to<bool>()")
             si += 1
         self.scalar_fills = fills
         self.functor_fields = fields

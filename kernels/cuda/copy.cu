@@ -5,6 +5,8 @@
 #include "kernels/cuda/elementwise.cuh"
 #include "runtime/src/core/convert.h"
 #include "runtime/src/core/device_copy.h"
+#include "runtime/src/cuda/cuda_context.h"
+#include "runtime/src/cuda/elementwise_launch.h"
 #include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
 
 namespace kiln::cuda::detail {
@@ -34,11 +36,12 @@ void copy_on_device(Tensor& dst, const Tensor& src) {
   call.inputs[0] = src.sizes().equals(dst.sizes()) ? src : src.expand(dst.sizes());
   call.num_inputs = 1;
   call.compute_dtype = dst.dtype();
+  ElementwiseLaunch launch(call);
   visit_dtype(dst.dtype(), [&](auto d) {
     using D = decltype(d);
     visit_dtype(src.dtype(), [&](auto s) {
       using S = decltype(s);
-      launch_elementwise<D, S>(call, CastTo<D>{});
+      launch_elementwise<D, S>(launch.args(), CastTo<D>{});
     });
   });
 }
@@ -140,9 +143,10 @@ void fill_(Tensor& dst, const Scalar& value) {
   call.spec = &kFillSpec;
   call.out = dst;
   call.compute_dtype = dst.dtype();
+  ElementwiseLaunch launch(call);
   visit_dtype(dst.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    launch_elementwise<T>(call, Constant<T>{value.to<T>()});
+    launch_elementwise<T>(launch.args(), Constant<T>{value.to<T>()});
   });
 }
 

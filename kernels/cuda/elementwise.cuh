@@ -4,14 +4,14 @@
 // same functor as the CPU loop. Dense operands aligned to 4 elements take 128-bit-or-less
 // vector loads; everything else (broadcast, strided, transposed, unaligned) goes through the
 // offset calculator, with 32-bit index math whenever every offset fits. Grid-stride loops, a
-// grid sized by plan/launch.h, launched on the current stream.
+// grid sized by plan/launch.h, launched on the call's stream. It sees ElementwiseArgs, not
+// Tensors: no tensor.h in the generated kernel files.
 #include <cuda_runtime.h>
 #include <utility>
+#include "kernels/cuda/elementwise_args.h"
 #include "kernels/cuda/plan/launch.h"
 #include "kernels/cuda/plan/offset_calculator.h"
-#include "kiln/pointwise.h"
-#include "kiln/strided_geometry.h"
-#include "runtime/src/cuda/cuda_context.h"
+#include "runtime/src/cuda/cuda_check.h"
 
 namespace kiln::cuda {
 
@@ -79,40 +79,31 @@ void launch_vectorized(const StridedGeometry& g, const F& f, int sms, cudaStream
 }  // namespace elementwise_detail
 
 // Runs out[i] = Out(f(in_0[i], ...)) over a prepared call (inputs already broadcast to the
-// output's shape and cast to their compute types).
+// output's shape and cast to their compute types), on the device ElementwiseLaunch made current.
 template <typename Out, typename... In, typename F>
-void launch_elementwise(const PointwiseCall& call, const F& f) {
+void launch_elementwise(const ElementwiseArgs& args, const F& f) {
   using namespace elementwise_detail;
   constexpr int N = 1 + int(sizeof...(In));
-  const Tensor* operands[N];
-  operands[0] = &call.out;
-  for (int k = 1; k < N; ++k) operands[k] = &call.inputs[k - 1];
-  const char* op = call.spec ? call.spec->op : "pointwise";
-  const int device = call.out.device().index;
-  detail::check_device(device, op);
-  StridedGeometry g = make_geometry(operands, N);
+  const StridedGeometry& g = args.geometry;
   if (g.numel == 0) return;
-  DeviceGuard guard(device);
-  cudaStream_t stream = detail::current_cuda_stream(device);
-  const int sms = detail::sm_count(device);
   const void* ptrs[N];
   const int sizes[N] = {int(sizeof(Out)), int(sizeof(In))...};
   for (int k = 0; k < N; ++k) ptrs[k] = g.base[k];
   if (g.contiguous && cuda_plan::vector_width(ptrs, sizes, N) == 4) {
-    launch_vectorized<4, Out, In...>(g, f, sms, stream, std::index_sequence_for<In...>{});
+    launch_vectorized<4, Out, In...>(g, f, args.sms, args.stream, std::index_sequence_for<In...>{});
   } else if (cuda_plan::fits_in_32bit_indexing(g.ndim, g.sizes, g.strides, N, g.numel)) {
-    launch_strided<uint32_t, N, Out, In...>(g, f, sms, stream);
+    launch_strided<uint32_t, N, Out, In...>(g, f, args.sms, args.stream);
   } else {
-    launch_strided<uint64_t, N, Out, In...>(g, f, sms, stream);
+    launch_strided<uint64_t, N, Out, In...>(g, f, args.sms, args.stream);
   }
-  KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+  KILN_CUDA_CHECK(cudaGetLastError(), args.op, "kernel launch");
 }
 
 // The runner the generated per-op dispatch calls (the CPU passes its pointwise_loop instead).
 struct ElementwiseRunner {
   template <typename Out, typename... In, typename F>
-  void run(const PointwiseCall& call, const F& f) const {
-    launch_elementwise<Out, In...>(call, f);
+  void run(const ElementwiseArgs& args, const F& f) const {
+    launch_elementwise<Out, In...>(args, f);
   }
 };
 

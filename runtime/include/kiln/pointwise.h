@@ -3,6 +3,7 @@
 // Shared preparation of pointwise ops: type promotion, broadcasting, device checks,
 // input casting and output allocation. Generated stubs fill a PointwiseCall and hand it to
 // the device's kernel; the kernel only loops.
+#include "kiln/pointwise_dispatch.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -23,9 +24,6 @@ struct PointwiseSpec {
   Promotion promotion;
   uint8_t bool_input_mask = 0;    // bit i: input i must be bool and is not promoted (where's condition)
 };
-
-inline constexpr int kMaxPointwiseInputs = 4;
-inline constexpr int kMaxPointwiseScalars = 4;
 
 struct PointwiseCall {
   const PointwiseSpec* spec = nullptr;
@@ -63,8 +61,6 @@ PointwiseCall prepare_out(const PointwiseSpec& spec, Tensor& out, std::initializ
 // After the kernel ran: copies a temporary into the user's out= / in-place tensor, bumps versions.
 void finish(PointwiseCall& call, Tensor& destination);
 
-[[noreturn]] void throw_dtype_unsupported(const char* op, DType dtype, Device device,
-                                          std::initializer_list<DType> supported);
 [[noreturn]] void throw_no_backend(const char* op, Device device, const char* have);
 // `str` argument to index: "tanh" in {"none","tanh"} -> 1; errors name the op and argument.
 int64_t choice_index(const char* op, const char* arg, std::string_view value,

@@ -3,9 +3,10 @@
 // The fewest dims, in memory order, that visit every element of up to 5 same-shaped operands:
 // computed once on the host, walked by the CPU loops and by the CUDA offset calculator.
 #include <cstdint>
-#include "kiln/tensor.h"
 
 namespace kiln {
+
+class Tensor;
 
 // Geometry of up to 5 operands (out + 4 inputs) with dims coalesced, innermost first.
 struct StridedGeometry {
@@ -17,7 +18,6 @@ struct StridedGeometry {
   bool contiguous = false;  // every operand dense in the same order
 };
 StridedGeometry make_geometry(const Tensor* const* operands, int n);
-
 
 }  // namespace kiln
 #endif  // KILN_RUNTIME_INCLUDE_KILN_STRIDED_GEOMETRY_H_

@@ -6,11 +6,10 @@
 #include <cuda_runtime_api.h>
 #include "kiln/cuda.h"
 #include "kiln/error.h"
+#include "runtime/src/cuda/cuda_check.h"
 
 namespace kiln::cuda::detail {
 
-// DeviceError "<op>: <arg>: CUDA error <name> (<string>) in <what>".
-[[noreturn]] void throw_cuda_error(cudaError_t e, const char* op, const char* arg, const char* what);
 // Raises DeviceError naming `op` when there is no usable device (or `index` is out of range).
 void check_device(int index, const char* op);
 cudaStream_t current_cuda_stream(int device);
@@ -18,12 +17,5 @@ int sm_count(int device);  // cached per device
 Allocator* device_allocator();  // the caching allocator of every CUDA device (device_allocator.cpp)
 
 }  // namespace kiln::cuda::detail
-
-#define KILN_CUDA_CHECK(expr, op, arg)                                                    \
-  do {                                                                                    \
-    cudaError_t kiln_cuda_err_ = (expr);                                                  \
-    if (kiln_cuda_err_ != cudaSuccess)                                                    \
-      ::kiln::cuda::detail::throw_cuda_error(kiln_cuda_err_, (op), (arg), #expr);         \
-  } while (0)
 
 #endif  // KILN_RUNTIME_SRC_CUDA_CUDA_CONTEXT_H_
