@@ -61,6 +61,9 @@ TEST_CASE("no CUDA device: the runtime API raises DeviceError instead of touchin
   refused("cuda::make_graphed_callable", [] {
     (void)cuda::make_graphed_callable([](const std::vector<Tensor>& in) { return in; }, {ones({2})});
   });
+  refused("cuda::make_graphed_callable", [] {
+    (void)cuda::make_graphed_callable([](const std::vector<Tensor>& in) { return in; }, {ones({2})}, /*warmup=*/1);
+  });
   refused("cuda::memory_stats", [] { (void)cuda::memory_stats(); });
   refused("cuda::reset_peak_memory_stats", [] { cuda::reset_peak_memory_stats(); });
   refused("cuda::pin_memory", [] { (void)cuda::pin_memory(ones({2})); });

@@ -416,3 +416,48 @@ TEST_CASE("graphs: make_graphed_callable returns what the eager function returns
   CHECK(has(error_text<ValueError>([&] { (void)graphed({a0, b0.cpu()}); }), "input 1"));
   CHECK_THROWS_AS((void)cuda::make_graphed_callable(fn, {a0.cpu(), b0}), DeviceError);
 }
+
+TEST_CASE("graphs: make_graphed_callable captures backward: gradients equal eager ones, call after call") {
+  // A linear layer with relu; x and the parameters need gradients, the target does not.
+  Tensor w = (arange(12, TensorOptions(kFloat32)).reshape({4, 3}) * 0.1 - 0.5).cuda().requires_grad_(true);
+  Tensor b = tensor<float>({0.1f, -0.2f, 0.3f}).cuda().requires_grad_(true);
+  cuda::TensorFunction layer = [w, b](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{relu(linear(in[0], w.t(), b)), in[1] * 2};
+  };
+  Tensor x0 = zeros({2, 4}, on_cuda()).requires_grad_(true), target0 = zeros({2, 3}, on_cuda());
+  cuda::GraphedOptions options;
+  options.parameters = {w, b};
+  cuda::TensorFunction graphed = cuda::make_graphed_callable(layer, {x0, target0}, options);
+
+  Tensor w_eager = w.detach().clone().requires_grad_(true), b_eager = b.detach().clone().requires_grad_(true);
+  int64_t mallocs_after_first_step = 0;
+  for (int step = 0; step < 3; ++step) {
+    Tensor x_data = (arange(8, TensorOptions(kFloat32)).reshape({2, 4}) * (0.3 * (step + 1)) - 1).cuda();
+    Tensor target = full({2, 3}, 0.25 * step, on_cuda());
+    Tensor x = x_data.clone().requires_grad_(true);
+    std::vector<Tensor> out = graphed({x, target});
+    REQUIRE(out.size() == 2);
+    CHECK(out[0].requires_grad());
+    CHECK_FALSE(out[1].requires_grad());
+    ((out[0] - out[1]) * (out[0] - out[1])).sum().backward();
+
+    Tensor x_eager = x_data.clone().requires_grad_(true);
+    Tensor y_eager = relu(linear(x_eager, w_eager.t(), b_eager));
+    ((y_eager - target * 2) * (y_eager - target * 2)).sum().backward();
+    expect_values(out[0].cpu(), {2, 3}, y_eager.detach().cpu().to_vector<double>(), 1e-5);
+    expect_values(x.grad().cpu(), {2, 4}, x_eager.grad().cpu().to_vector<double>(), 1e-5);
+    expect_values(w.grad().cpu(), {4, 3}, w_eager.grad().cpu().to_vector<double>(), 1e-5);  // accumulated
+    expect_values(b.grad().cpu(), {3}, b_eager.grad().cpu().to_vector<double>(), 1e-5);
+    if (step == 0) mallocs_after_first_step = device_mallocs();
+    else CHECK(device_mallocs() == mallocs_after_first_step);  // a steady loop
+  }
+
+  std::vector<Tensor> stale = graphed({x0, target0});
+  Tensor stale_loss = stale[0].sum();
+  (void)graphed({x0, target0});
+  CHECK(has(error_text<AutogradError>([&] { stale_loss.backward(); }), "cuda::make_graphed_callable"));
+  Tensor unused = ones({2}, on_cuda()).requires_grad_(true);
+  options.parameters = {w, b, unused};
+  CHECK(has(error_text<ValueError>([&] { (void)cuda::make_graphed_callable(layer, {x0, target0}, options); }),
+            "parameter 2"));
+}

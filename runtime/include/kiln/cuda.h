@@ -172,13 +172,29 @@ class CaptureGuard {
   int uncaught_ = 0;
 };
 
-// fn, captured once into a graph after `warmup` eager runs on a side stream (as
-// torch.cuda.make_graphed_callables does, forward only: no autograd through the graph). The
-// returned callable copies its inputs into the captured input buffers, replays, and returns the
-// captured outputs (overwritten by the next call; clone them to keep them). Inputs must match sample_inputs' shapes, dtypes and devices.
+// fn captured into CUDA graphs after `warmup` eager runs on a side stream, as
+// torch.cuda.make_graphed_callables does. The returned callable copies its inputs into the
+// captured input buffers, replays, and returns the captured outputs (overwritten by the next
+// call: clone them to keep them). Inputs must match sample_inputs' shapes, dtypes and devices.
+//
+// When a sample input or a parameter requires grad, fn's backward is captured too: the outputs
+// carry autograd history, and backward copies the incoming gradients into the captured
+// buffers, replays, and passes the gradients on to the inputs and into the parameters' .grad.
+// Each call's backward must run (once) before the next call; breaking that raises
+// AutogradError rather than returning another call's gradients. Tensors fn closes over get
+// gradients only when listed in `parameters`. Not reentrant: one call at a time.
 using TensorFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+struct GraphedOptions {
+  int warmup = 3;
+  std::vector<Tensor> parameters;   // e.g. a layer's weights; frozen ones (no requires_grad) are skipped
+  bool allow_unused_input = false;  // else an input or parameter fn ignores is a ValueError
+  // Capture into a pool shared with other graphs, which must then replay in capture order
+  // (a later capture may reuse what this backward freed). Empty: a pool of its own.
+  MempoolHandle pool;
+};
 TensorFunction make_graphed_callable(TensorFunction fn, const std::vector<Tensor>& sample_inputs,
-                                     int warmup = 3);
+                                     const GraphedOptions& options = {});
+TensorFunction make_graphed_callable(TensorFunction fn, const std::vector<Tensor>& sample_inputs, int warmup);
 
 }  // namespace kiln::cuda
 #endif  // KILN_RUNTIME_INCLUDE_KILN_CUDA_H_

@@ -4,6 +4,7 @@
 #include <exception>
 #include <memory>
 #include "kiln/autograd.h"
+#include "runtime/src/autograd/replayed_function.h"
 #include "runtime/src/cuda/cuda_context.h"
 #include "runtime/src/device_cache/block_cache.h"
 
@@ -161,54 +162,94 @@ CaptureGuard::~CaptureGuard() noexcept(false) {
   graph_.capture_end();
 }
 
-TensorFunction make_graphed_callable(TensorFunction fn, const std::vector<Tensor>& sample_inputs, int warmup) {
+namespace {
+
+void check_same_device(const std::vector<Tensor>& ts, const char* op, const char* arg, int device) {
+  for (size_t i = 0; i < ts.size(); ++i) {
+    KILN_CHECK(ts[i].defined() && ts[i].is_cuda(), DeviceError, op, arg, arg, "[", i, "] must be a CUDA tensor");
+    KILN_CHECK(ts[i].device().index == device, DeviceError, op, arg, arg, "[", i, "] is on ", ts[i].device().str(),
+               ", sample_inputs[0] on cuda:", device, "; a graph runs on one device");
+  }
+}
+
+// The eager runs before capture: lazy set-up (cuBLAS handles, workspaces, allocator growth)
+// happens here, outside the graph. Backward runs too when it will be captured.
+void warm_up(const cuda::TensorFunction& fn, const std::vector<Tensor>& statics, const std::vector<Tensor>& slots,
+             int runs) {
+  EnableGradGuard record(!slots.empty());
+  for (int i = 0; i < runs; ++i) {
+    std::vector<Tensor> outs = fn(statics), differentiable, seeds;
+    for (const Tensor& o : outs) {
+      if (!o.defined() || !o.requires_grad()) continue;
+      differentiable.push_back(o);
+      seeds.push_back(ones_like(o.detach()));
+    }
+    if (!differentiable.empty())
+      (void)autograd::grad(differentiable, slots, seeds, false, false, /*allow_unused=*/true);
+  }
+}
+
+// Records a body by capturing it into `graph`; the replay launches the graph.
+autograd::detail::Recorder capture_into(std::shared_ptr<Graph> graph, MempoolHandle pool) {
+  return [graph, pool](const std::function<void()>& body) -> std::function<void()> {
+    {
+      CaptureGuard capture(*graph, pool);
+      body();
+    }
+    return [graph] { graph->replay(); };
+  };
+}
+
+}  // namespace
+
+TensorFunction make_graphed_callable(TensorFunction fn, const std::vector<Tensor>& sample_inputs,
+                                     const GraphedOptions& options) {
   const char* op = "cuda::make_graphed_callable";
   detail::check_device(0, op);
   KILN_CHECK(bool(fn), ValueError, op, "fn", "empty function");
   KILN_CHECK(!sample_inputs.empty(), ValueError, op, "sample_inputs", "at least one CUDA tensor is needed");
-  KILN_CHECK(warmup >= 0, ValueError, op, "warmup", "expected warmup >= 0, got ", warmup);
-  for (size_t i = 0; i < sample_inputs.size(); ++i)
-    KILN_CHECK(sample_inputs[i].defined() && sample_inputs[i].is_cuda(), DeviceError, op, "sample_inputs",
-               "input ", i, " must be a CUDA tensor");
+  KILN_CHECK(options.warmup >= 0, ValueError, op, "warmup", "expected warmup >= 0, got ", options.warmup);
+  KILN_CHECK(sample_inputs[0].defined() && sample_inputs[0].is_cuda(), DeviceError, op, "sample_inputs",
+             "sample_inputs[0] must be a CUDA tensor");
   const int device = sample_inputs[0].device().index;
-  for (size_t i = 1; i < sample_inputs.size(); ++i)
-    KILN_CHECK(sample_inputs[i].device().index == device, DeviceError, op, "sample_inputs", "input ", i, " is on ",
-               sample_inputs[i].device().str(), ", input 0 on cuda:", device, "; a graph runs on one device");
-  auto statics = std::make_shared<std::vector<Tensor>>();
-  for (const Tensor& t : sample_inputs) statics->push_back(t.clone());
-  auto graph = std::make_shared<Graph>();
-  auto outputs = std::make_shared<std::vector<Tensor>>();
-  {
-    NoGradGuard no_grad;  // forward only: the graph replays values, not autograd history
-    Stream side = stream_from_pool(device);
-    Event ready;
-    ready.record(current_stream(device));
-    ready.block(side);  // the side stream sees the clones
-    StreamGuard on_side(side);
-    for (int i = 0; i < warmup; ++i) (void)fn(*statics);  // lazy initialization happens outside the capture
-    side.synchronize();
-    CaptureGuard capture(*graph);
-    *outputs = fn(*statics);
+  check_same_device(sample_inputs, op, "sample_inputs", device);
+  check_same_device(options.parameters, op, "parameters", device);
+
+  // The captured input buffers: private copies, differentiated where the samples require grad.
+  std::vector<Tensor> statics, slots;
+  for (const Tensor& t : sample_inputs) {
+    Tensor buffer = t.detach().clone();
+    if (t.requires_grad()) slots.push_back(buffer.requires_grad_(true));
+    statics.push_back(buffer);
   }
-  return [graph, statics, outputs](const std::vector<Tensor>& inputs) {
-    const char* call = "cuda::make_graphed_callable";
-    KILN_CHECK(inputs.size() == statics->size(), ValueError, call, "inputs", "expected ", statics->size(),
-               " inputs, got ", inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const Tensor& s = (*statics)[i];
-      const Tensor& in = inputs[i];
-      KILN_CHECK(in.defined(), ValueError, call, "inputs", "input ", i, " is undefined");
-      KILN_CHECK(in.sizes().equals(s.sizes()) && in.dtype() == s.dtype() && in.device() == s.device(), ValueError,
-                 call, "inputs", "input ", i, " must be ", dtype_name(s.dtype()), " ", s.shape_str(), " on ",
-                 s.device().str(), " as captured, got ", dtype_name(in.dtype()), " ", in.shape_str(), " on ",
-                 in.device().str());
-      NoGradGuard no_grad;
-      Tensor dst = s;
-      dst.copy_(in);
-    }
-    graph->replay();
-    return *outputs;
-  };
+  for (const Tensor& p : options.parameters)
+    if (p.requires_grad()) slots.push_back(p);
+
+  Stream side = stream_from_pool(device);
+  Event ready;
+  ready.record(current_stream(device));
+  ready.block(side);  // the side stream sees the copies and the parameters
+  StreamGuard on_side(side);
+  warm_up(fn, statics, slots, options.warmup);
+  side.synchronize();
+
+  // Forward and backward share one pool: backward reads what forward saved.
+  MempoolHandle pool = options.pool.id != 0 ? options.pool : graph_pool_handle();
+  autograd::detail::ReplayedFunctionSpec spec;
+  spec.op = op;
+  spec.fn = std::move(fn);
+  spec.static_inputs = std::move(statics);
+  spec.parameters = options.parameters;
+  spec.allow_unused_input = options.allow_unused_input;
+  spec.record_forward = capture_into(std::make_shared<Graph>(), pool);
+  spec.record_backward = capture_into(std::make_shared<Graph>(), pool);
+  return autograd::detail::make_replayed_function(std::move(spec));
+}
+
+TensorFunction make_graphed_callable(TensorFunction fn, const std::vector<Tensor>& sample_inputs, int warmup) {
+  GraphedOptions options;
+  options.warmup = warmup;
+  return make_graphed_callable(std::move(fn), sample_inputs, options);
 }
 
 }  // namespace kiln::cuda

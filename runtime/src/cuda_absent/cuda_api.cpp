@@ -63,6 +63,9 @@ bool Graph::captured() const { absent("cuda::Graph::captured"); }
 MempoolHandle Graph::pool() const { absent("cuda::Graph::pool"); }
 CaptureGuard::CaptureGuard(Graph& g, const MempoolHandle&, CaptureMode) : graph_(g) { absent("cuda::CaptureGuard"); }
 CaptureGuard::~CaptureGuard() noexcept(false) {}
+TensorFunction make_graphed_callable(TensorFunction, const std::vector<Tensor>&, const GraphedOptions&) {
+  absent("cuda::make_graphed_callable");
+}
 TensorFunction make_graphed_callable(TensorFunction, const std::vector<Tensor>&, int) {
   absent("cuda::make_graphed_callable");
 }
