@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 #include "kernels/cuda/plan/reduce_ops.h"
 #include "kernels/cuda/plan/reduce_plan.h"
@@ -319,4 +320,35 @@ TEST_CASE("column reduction: sum, max and argmax over leading dims equal the CPU
   CHECK(args[7].index == 20);
   CHECK(args[2 * 50].index == 160);
   CHECK(args[3 * 50 + 49].index == 299);
+}
+
+TEST_CASE("reduce ops: bool and 8/16-bit integers accumulate in int64 and combine like the CPU") {
+  static_assert(std::is_same_v<acc_t<uint8_t>, int64_t> && std::is_same_v<acc_t<int8_t>, int64_t> &&
+                std::is_same_v<acc_t<int16_t>, int64_t> && std::is_same_v<acc_t<bool>, int64_t>);
+  // 3000 uint8 values of up to 255 overflow any 8- or 16-bit accumulator; the CPU's sum is int64.
+  std::vector<uint8_t> u(3000);
+  for (size_t i = 0; i < u.size(); ++i) u[i] = uint8_t((i * 37 + 11) % 256);
+  Tensor tu = from_vector<uint8_t>(u, {3000});
+  auto load_u = [&](int64_t i) { return acc_t<uint8_t>(u[size_t(i)]); };
+  CHECK(replay_row<int64_t>(3000, 256, SumOp<int64_t>{}, load_u) == tu.sum().item().to_int());
+  CHECK(tu.sum().dtype() == kInt64);
+  CHECK(replay_row<int64_t>(3000, 256, MinMaxOp<int64_t, true>{}, load_u) == tu.max().item().to_int());
+  CHECK(replay_row<int64_t>(3000, 32, MinMaxOp<int64_t, false>{}, load_u) == tu.min().item().to_int());
+  auto arg_u = [&](int64_t i) { return ArgPair<int64_t>{int64_t(u[size_t(i)]), i}; };
+  CHECK(replay_row<ArgPair<int64_t>>(3000, 128, ArgOp<int64_t, true>{}, arg_u).index == tu.argmax().item().to_int());
+
+  std::vector<int8_t> s(500);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = int8_t(int(i % 256) - 128);
+  Tensor ts = from_vector<int8_t>(s, {500});
+  auto load_s = [&](int64_t i) { return acc_t<int8_t>(s[size_t(i)]); };
+  CHECK(replay_row<int64_t>(500, 64, SumOp<int64_t>{}, load_s) == ts.sum().item().to_int());
+  CHECK(replay_row<int64_t>(500, 64, MinMaxOp<int64_t, false>{}, load_s) == -128);
+
+  // A bool sum counts the true elements; its max is "any".
+  std::vector<bool> mask(4000);
+  for (size_t i = 0; i < mask.size(); ++i) mask[i] = i % 3 == 0;
+  auto load_b = [&](int64_t i) { return acc_t<bool>(mask[size_t(i)]); };
+  CHECK(replay_row<int64_t>(4000, 256, SumOp<int64_t>{}, load_b) == 1334);
+  CHECK(replay_row<int64_t>(4000, 256, MinMaxOp<int64_t, true>{}, load_b) == 1);
+  CHECK(replay_row<int64_t>(4000, 256, MinMaxOp<int64_t, false>{}, load_b) == 0);
 }

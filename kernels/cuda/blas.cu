@@ -1,7 +1,8 @@
 // mm, addmm and bmm on CUDA through cuBLAS: the product is planned as a GemmDesc
 // (kernels/common/gemm_desc.h, host-tested against OpenBLAS) and run by
 // cublasGemmStridedBatchedEx on the current stream. float16/bfloat16 accumulate in float32 on
-// tensor cores; float32 uses TF32 tensor cores only when kiln::cuda::set_allow_tf32(true).
+// tensor cores; float32 uses TF32 tensor cores only when kiln::cuda::set_allow_tf32(true);
+// complex64/complex128 are CUDA_C_32F/CUDA_C_64F products (no conjugation, as torch.mm).
 #include <cuda_runtime.h>
 #include <map>
 #include "kernels/common/gemm_desc.h"
@@ -44,10 +45,26 @@ BlasTypes blas_types(DType d, const char* op) {
     case DType::Float64: return {CUDA_R_64F, CUBLAS_COMPUTE_64F, true};
     case DType::Float16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F, false};
     case DType::BFloat16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, false};
+    case DType::Complex64: return {CUDA_C_32F, CUBLAS_COMPUTE_32F, false};  // TF32 stays a real-only opt-in
+    case DType::Complex128: return {CUDA_C_64F, CUBLAS_COMPUTE_64F, true};
     default: break;
   }
-  KILN_FAIL(DTypeError, op, "self", "CUDA matrix products support float16, bfloat16, float32 and float64; got ",
+  KILN_FAIL(DTypeError, op, "self",
+            "CUDA matrix products support float16, bfloat16, float32, float64, complex64 and complex128; got ",
             dtype_name(d));
+}
+
+// alpha and beta as cuBLAS reads them: {re, im} pairs, of which a real product reads only re.
+template <typename R>
+struct BlasScalars {
+  R values[4];  // alpha.re, alpha.im, beta.re, beta.im
+  const void* alpha() const { return &values[0]; }
+  const void* beta() const { return &values[2]; }
+};
+template <typename R>
+BlasScalars<R> blas_scalars(const Scalar& alpha, const Scalar& beta) {
+  const complex<double> a = alpha.to<complex<double>>(), b = beta.to<complex<double>>();
+  return {{R(a.re), R(a.im), R(b.re), R(b.im)}};
 }
 
 gemm::MatrixView view_of(const Tensor& t) {
@@ -78,15 +95,16 @@ void gemm_into(Tensor& out, Tensor x, Tensor y, const Scalar& alpha, const Scala
              " batch=", d.batch);
   DeviceGuard guard(device);
   if (d.k == 0) {  // an empty sum: out = beta * out, without asking cuBLAS about k = 0
+    const complex<double> b = beta.to<complex<double>>();
     if (is_zero(beta)) out.zero_();
-    else if (beta.to<double>() != 1.0) out.mul_(scalar_tensor(beta, out.options()));
+    else if (b.re != 1.0 || b.im != 0.0) out.mul_(scalar_tensor(beta, out.options()));
     return;
   }
   cublasHandle_t h = handle_for(device, op);
-  const double alpha_d = alpha.to<double>(), beta_d = beta.to<double>();
-  const float alpha_f = float(alpha_d), beta_f = float(beta_d);
-  const void* pa = types.double_scalars ? static_cast<const void*>(&alpha_d) : &alpha_f;
-  const void* pb = types.double_scalars ? static_cast<const void*>(&beta_d) : &beta_f;
+  const BlasScalars<double> scalars_d = blas_scalars<double>(alpha, beta);
+  const BlasScalars<float> scalars_f = blas_scalars<float>(alpha, beta);
+  const void* pa = types.double_scalars ? scalars_d.alpha() : scalars_f.alpha();
+  const void* pb = types.double_scalars ? scalars_d.beta() : scalars_f.beta();
   KILN_CUBLAS_CHECK(detail::cublas(op).gemm_strided_batched_ex(
                         h, to_cublas(d.transa), to_cublas(d.transb), int(d.m), int(d.n), int(d.k), pa, y.data_ptr(),
                         types.data, int(d.lda), d.stride_a, x.data_ptr(), types.data, int(d.ldb), d.stride_b, pb,

@@ -94,7 +94,7 @@ Tensor sum_like(const Tensor& in, const ReduceDims& rd, DType out_dtype, const c
                        DivideStore<T, Acc>{mut<T>(out), Acc(r.len)}, dev, op);
     });
   } else {
-    visit<kFloats | kInts>(in.dtype(), op, [&](auto tag) {
+    visit<kReal>(in.dtype(), op, [&](auto tag) {
       using T = decltype(tag);
       using Acc = acc_t<T>;
       if constexpr (std::is_integral_v<T>) {
@@ -120,7 +120,7 @@ Tensor minmax(const Tensor& self, IntArrayRef dim, bool keepdim, const char* op)
   const int dev = self.device().index;
   DeviceGuard guard(dev);
   Rows r = as_rows(self, rd);
-  visit<kFloats | kInts>(self.dtype(), op, [&](auto tag) {
+  visit<kReal>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
     reduce_layout<Acc, T>(r, MinMaxOp<Acc, kMax>{}, CastLoad<Acc>{}, CastStore<T>{mut<T>(out)},
@@ -136,7 +136,7 @@ void arg_reduce(const Tensor& in, const ReduceDims& rd, Tensor* values, Tensor& 
   const int dev = in.device().index;
   DeviceGuard guard(dev);
   Rows r = as_rows(in, rd);
-  visit<kFloats | kInts>(in.dtype(), op, [&](auto tag) {
+  visit<kReal>(in.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
     ArgStore<T, Acc> store{values ? mut<T>(*values) : nullptr, mut<int64_t>(indices)};
@@ -184,7 +184,7 @@ Tensor logical(const Tensor& self, const ReduceDims& rd, const char* op) {
   const int dev = self.device().index;
   DeviceGuard guard(dev);
   Rows r = as_rows(self, rd);
-  visit<kFloats | kInts | kBoolU8>(self.dtype(), op, [&](auto tag) {
+  visit<kReal>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     if (as_uint8)
       reduce_layout<bool, T>(r, LogicalOp<kAll>{}, TruthLoad{}, CastStore<uint8_t>{mut<uint8_t>(out)},

@@ -82,9 +82,9 @@ T* mut(Tensor& t) {
   return static_cast<T*>(t.data_ptr());
 }
 
-// Calls f(T{}) for the dtypes in kAllowed (16/32/64-bit floats, int32 and int64, bool and
-// uint8), else a DTypeError naming the op and what it supports. Only those are instantiated.
-enum DTypeSet : unsigned { kFloats = 1, kInts = 2, kBoolU8 = 4 };
+// Calls f(T{}) for the dtypes in kAllowed (16/32/64-bit floats, the integers, bool), else a
+// DTypeError naming the op and what it supports. Only those are instantiated.
+enum DTypeSet : unsigned { kFloats = 1, kIntegral = 2, kBool = 4, kReal = kFloats | kIntegral | kBool };
 template <unsigned kAllowed, typename F>
 void visit(DType d, const char* op, F&& f) {
   if constexpr ((kAllowed & kFloats) != 0) switch (d) {
@@ -94,18 +94,18 @@ void visit(DType d, const char* op, F&& f) {
       case DType::Float64: return f(double{});
       default: break;
     }
-  if constexpr ((kAllowed & kInts) != 0) switch (d) {
+  if constexpr ((kAllowed & kIntegral) != 0) switch (d) {
+      case DType::UInt8: return f(uint8_t{});
+      case DType::Int8: return f(int8_t{});
+      case DType::Int16: return f(int16_t{});
       case DType::Int32: return f(int32_t{});
       case DType::Int64: return f(int64_t{});
       default: break;
     }
-  if constexpr ((kAllowed & kBoolU8) != 0) switch (d) {
-      case DType::Bool: return f(bool{});
-      case DType::UInt8: return f(uint8_t{});
-      default: break;
-    }
-  KILN_FAIL(DTypeError, op, "self", op, " on CUDA supports ", (kAllowed & kBoolU8) ? "bool, uint8, " : "",
-            "float16, bfloat16, float32, float64", (kAllowed & kInts) ? ", int32 and int64" : "", "; got ",
+  if constexpr ((kAllowed & kBool) != 0)
+    if (d == DType::Bool) return f(bool{});
+  KILN_FAIL(DTypeError, op, "self", op, " on CUDA supports ", (kAllowed & kBool) ? "bool, " : "",
+            (kAllowed & kIntegral) ? "integer, " : "", "float16, bfloat16, float32 and float64 tensors; got ",
             dtype_name(d));
 }
 

@@ -86,7 +86,7 @@ Tensor count_nonzero(const Tensor& self, OptIntList dim) {
   if (out.numel() == 0) return out;
   const int dev = self.device().index;
   DeviceGuard guard(dev);
-  visit<kFloats | kInts | kBoolU8>(self.dtype(), "count_nonzero", [&](auto tag) {
+  visit<kReal>(self.dtype(), "count_nonzero", [&](auto tag) {
     using T = decltype(tag);
     reduce_layout<int64_t, T>(as_rows(self, rd), SumOp<int64_t>{}, NonzeroLoad{}, CastStore<int64_t>{mut<int64_t>(out)},
                               dev, "count_nonzero");

@@ -144,11 +144,33 @@ TEST_CASE("cuda reduce: empty inputs and infinities follow PyTorch") {
   CHECK(close(var(one.to(kDev), std::nullopt, std::nullopt, false).cpu(), var(one, std::nullopt, std::nullopt, false), 0, 0));
 }
 
+TEST_CASE("cuda reduce: bool and 8/16-bit integers sum into int64 and keep their dtype for max/min") {
+  auto same = [](const Tensor& got, const Tensor& want) { return close(got.cpu(), want, 0, 0); };
+  std::vector<uint8_t> u(3000);
+  std::vector<int8_t> small(3000);
+  for (size_t i = 0; i < u.size(); ++i) {
+    u[i] = uint8_t((i * 37 + 11) % 256);
+    small[i] = int8_t(int(i % 4) - 1);  // -1..2: products of 10 fit in int64
+  }
+  Tensor tu = from_vector<uint8_t>(u, {30, 100});
+  CHECK(same(sum(tu.to(kDev)), sum(tu)));  // beyond 8 and 16 bits: int64
+  CHECK(same(sum(tu.to(kDev), {0}), sum(tu, {0})));
+  CHECK(same(amax(tu.to(kDev), {1}), amax(tu, {1})));
+  CHECK(same(std::get<1>(min(tu.to(kDev), 1)), std::get<1>(min(tu, 1))));
+  Tensor mask = gt(tu, 128);
+  CHECK(same(sum(mask.to(kDev), {1}), sum(mask, {1})));
+  CHECK(same(max(mask.to(kDev)), max(mask)));
+  Tensor s = from_vector<int8_t>(small, {300, 10}), h = tu.to(kInt16) - 100;
+  CHECK(same(prod(s.to(kDev), 1, false), prod(s, 1, false)));
+  CHECK(same(argmin(h.to(kDev), 1), argmin(h, 1)));
+  CHECK(same(count_nonzero(s.to(kDev), std::nullopt), count_nonzero(s, std::nullopt)));
+}
+
 TEST_CASE("cuda reduce: unsupported dtypes name the op and what it supports") {
-  Tensor c = ones({3}, TensorOptions(kInt16, kDev));
+  Tensor c = ones({3}, TensorOptions(kComplex64, kDev));
   std::string msg = testing::error_text<DTypeError>([&] { (void)sum(c); });
   CHECK(testing::has(msg, "sum"));
-  CHECK(testing::has(msg, "int16"));
+  CHECK(testing::has(msg, "complex64"));
   msg = testing::error_text<DTypeError>([&] { (void)var(ones({3}, TensorOptions(kInt64, kDev)), std::nullopt, std::nullopt, false); });
   CHECK(testing::has(msg, "var"));
 }
