@@ -352,3 +352,21 @@ TEST_CASE("reduce ops: bool and 8/16-bit integers accumulate in int64 and combin
   CHECK(replay_row<int64_t>(4000, 256, MinMaxOp<int64_t, true>{}, load_b) == 1);
   CHECK(replay_row<int64_t>(4000, 256, MinMaxOp<int64_t, false>{}, load_b) == 0);
 }
+
+TEST_CASE("reduce ops: complex sums and products combine like the CPU in the kernel's tree order") {
+  static_assert(std::is_same_v<acc_t<complex<float>>, complex<float>>);
+  Tensor z = randn({2000}, TensorOptions(kComplex128));
+  const complex<double>* p = z.data<complex<double>>();
+  complex<double> want = z.sum().item().to<complex<double>>();
+  for (int threads : {32, 256}) {
+    complex<double> s = replay_row<complex<double>>(2000, threads, SumOp<complex<double>>{}, [&](int64_t i) { return p[i]; });
+    CHECK(s.re == doctest::Approx(want.re).epsilon(1e-12));
+    CHECK(s.im == doctest::Approx(want.im).epsilon(1e-12));
+  }
+  Tensor near_one = z.slice(0, 0, 100) * 0.01 + 1;
+  const complex<double>* q = near_one.data<complex<double>>();
+  complex<double> pr = replay_row<complex<double>>(100, 64, ProdOp<complex<double>>{}, [&](int64_t i) { return q[i]; });
+  complex<double> want_pr = near_one.prod().item().to<complex<double>>();
+  CHECK(pr.re == doctest::Approx(want_pr.re).epsilon(1e-12));
+  CHECK(pr.im == doctest::Approx(want_pr.im).epsilon(1e-12));
+}

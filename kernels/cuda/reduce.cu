@@ -1,5 +1,5 @@
 // Reductions on CUDA: sum, mean, prod, amax/amin, max/min (all and along a dim, with indices),
-// argmax/argmin, all/any, logsumexp and var. Argument rules, result shapes and dtypes are the
+// argmax/argmin, all/any, logsumexp and var (complex: sums, products, means, truth tests and var). Argument rules, result shapes and dtypes are the
 // CPU's (kernels/cpu/reduce_dims.h, kernel_utils.h); the input is laid out as rows or columns
 // (reduce_layout.cuh) and reduced by the kernels of reduce.cuh. logsumexp and var are two
 // reductions: the row's max (or mean), then the sum of exp(x - max) (or (x - mean)^2).
@@ -33,13 +33,14 @@ struct ShiftedExpLoad {
   template <typename T>
   __device__ Acc operator()(T x, int64_t row, int64_t) const { return ::exp(Acc(x) - shift[row]); }
 };
-template <typename Acc>
-struct SquaredDeviationLoad {
+template <typename Acc, typename Real>
+struct SquaredDeviationLoad {  // |x - mean|^2, real for complex x
   const Acc* mean;  // per row
   template <typename T>
-  __device__ Acc operator()(T x, int64_t row, int64_t) const {
+  __device__ Real operator()(T x, int64_t row, int64_t) const {
     const Acc d = Acc(x) - mean[row];
-    return d * d;
+    if constexpr (is_complex_v<Acc>) return d.re * d.re + d.im * d.im;
+    else return d * d;
   }
 };
 
@@ -48,7 +49,12 @@ template <typename Out, typename Acc>
 struct DivideStore {  // mean (count = reduced numel) and var (count = max(0, N - correction))
   Out* out;
   Acc count;
-  __device__ void operator()(int64_t g, Acc a) const { out[g] = Out(a / count); }
+  __device__ void operator()(int64_t g, Acc a) const {
+    if constexpr (is_complex_v<Acc>)
+      out[g] = Out(Acc(a.re / count.re, a.im / count.re));  // over a real count, as the CPU
+    else
+      out[g] = Out(a / count);
+  }
 };
 template <typename T, typename Acc>
 struct ArgStore {
@@ -87,14 +93,14 @@ Tensor sum_like(const Tensor& in, const ReduceDims& rd, DType out_dtype, const c
   DeviceGuard guard(dev);
   Rows r = as_rows(in, rd);
   if constexpr (kMean) {
-    visit<kFloats>(in.dtype(), op, [&](auto tag) {
+    visit<kFloats | kComplex>(in.dtype(), op, [&](auto tag) {
       using T = decltype(tag);
       using Acc = acc_t<T>;
       reduce_layout<Acc, T>(r, Op<Acc>{}, CastLoad<Acc>{},
                        DivideStore<T, Acc>{mut<T>(out), Acc(r.len)}, dev, op);
     });
   } else {
-    visit<kReal>(in.dtype(), op, [&](auto tag) {
+    visit<kAll>(in.dtype(), op, [&](auto tag) {
       using T = decltype(tag);
       using Acc = acc_t<T>;
       if constexpr (std::is_integral_v<T>) {
@@ -184,7 +190,7 @@ Tensor logical(const Tensor& self, const ReduceDims& rd, const char* op) {
   const int dev = self.device().index;
   DeviceGuard guard(dev);
   Rows r = as_rows(self, rd);
-  visit<kReal>(self.dtype(), op, [&](auto tag) {
+  visit<kAll>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     if (as_uint8)
       reduce_layout<bool, T>(r, LogicalOp<kAll>{}, TruthLoad{}, CastStore<uint8_t>{mut<uint8_t>(out)},
@@ -284,24 +290,26 @@ Tensor var(const Tensor& self, OptIntList dim, const std::optional<Scalar>& corr
   const char* op = "var";
   ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, op);
   detail::check_device(self.device().index, op);
-  KILN_CHECK(is_floating(self.dtype()), DTypeError, op, "self",
-             "var on CUDA supports float16, bfloat16, float32 and float64; got ", dtype_name(self.dtype()));
+  KILN_CHECK(is_floating(self.dtype()) || is_complex(self.dtype()), DTypeError, op, "self",
+             "var on CUDA supports floating point and complex tensors; got ", dtype_name(self.dtype()));
   const double c = correction ? correction->to_double() : 1.0;
-  Tensor out = empty(rd.out_sizes, TensorOptions(self.dtype(), self.device()));
+  Tensor out = empty(rd.out_sizes, TensorOptions(to_real(self.dtype()), self.device()));
   if (out.numel() == 0) return out;
   const int dev = self.device().index;
   DeviceGuard guard(dev);
   Rows r = as_rows(self, rd);
-  visit<kFloats>(self.dtype(), op, [&](auto tag) {
+  visit<kFloats | kComplex>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
+    using Real = real_acc_t<T>;
+    using Out = std::conditional_t<is_complex_v<T>, Real, T>;
     Tensor mean = per_row_scratch<Acc>(r.rows, self.device());
     Acc* m = mut<Acc>(mean);
     reduce_layout<Acc, T>(r, SumOp<Acc>{}, CastLoad<Acc>{}, DivideStore<Acc, Acc>{m, Acc(r.len)},
                      dev, op);
-    const Acc divisor = Acc(std::max(0.0, double(r.len) - c));  // 0: NaN (or inf), as the CPU
-    reduce_layout<Acc, T>(r, SumOp<Acc>{}, SquaredDeviationLoad<Acc>{m},
-                     DivideStore<T, Acc>{mut<T>(out), divisor}, dev, op);
+    const Real divisor = Real(std::max(0.0, double(r.len) - c));  // 0: NaN (or inf), as the CPU
+    reduce_layout<Real, T>(r, SumOp<Real>{}, SquaredDeviationLoad<Acc, Real>{m},
+                     DivideStore<Out, Real>{mut<Out>(out), divisor}, dev, op);
   });
   return out;
 }

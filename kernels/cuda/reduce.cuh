@@ -30,6 +30,10 @@ __device__ __forceinline__ V shuffle_down(V v, int offset) {
 __device__ __forceinline__ bool shuffle_down(bool v, int offset) {
   return __shfl_down_sync(0xffffffffu, int(v), offset) != 0;
 }
+template <typename R>
+__device__ __forceinline__ complex<R> shuffle_down(complex<R> v, int offset) {
+  return {__shfl_down_sync(0xffffffffu, v.re, offset), __shfl_down_sync(0xffffffffu, v.im, offset)};
+}
 template <typename Acc>
 __device__ __forceinline__ ArgPair<Acc> shuffle_down(ArgPair<Acc> v, int offset) {
   return {__shfl_down_sync(0xffffffffu, v.value, offset), __shfl_down_sync(0xffffffffu, v.index, offset)};

@@ -65,6 +65,15 @@ void reduce_layout(const Rows& r, const Op& op, const Load& load, const Store& s
   else reduce_columns<Acc>(p, r.rows, r.len, r.inner, op, load, store, dev, op_name);
 }
 
+// What a magnitude of T accumulates in: acc_t<T>, or the real part's type for complex T
+// (var and norm of complex tensors are real, as on the CPU).
+template <typename T>
+struct real_acc { using type = acc_t<T>; };
+template <typename R>
+struct real_acc<complex<R>> { using type = R; };
+template <typename T>
+using real_acc_t = typename real_acc<T>::type;
+
 // ---- plain load and store
 template <typename Acc>
 struct CastLoad {
@@ -82,9 +91,12 @@ T* mut(Tensor& t) {
   return static_cast<T*>(t.data_ptr());
 }
 
-// Calls f(T{}) for the dtypes in kAllowed (16/32/64-bit floats, the integers, bool), else a
+// Calls f(T{}) for the dtypes in kAllowed (16/32/64-bit floats, the integers, bool, complex), else a
 // DTypeError naming the op and what it supports. Only those are instantiated.
-enum DTypeSet : unsigned { kFloats = 1, kIntegral = 2, kBool = 4, kReal = kFloats | kIntegral | kBool };
+enum DTypeSet : unsigned {
+  kFloats = 1, kIntegral = 2, kBool = 4, kComplex = 8,
+  kReal = kFloats | kIntegral | kBool, kAll = kReal | kComplex
+};
 template <unsigned kAllowed, typename F>
 void visit(DType d, const char* op, F&& f) {
   if constexpr ((kAllowed & kFloats) != 0) switch (d) {
@@ -104,9 +116,14 @@ void visit(DType d, const char* op, F&& f) {
     }
   if constexpr ((kAllowed & kBool) != 0)
     if (d == DType::Bool) return f(bool{});
+  if constexpr ((kAllowed & kComplex) != 0) switch (d) {
+      case DType::Complex64: return f(complex<float>{});
+      case DType::Complex128: return f(complex<double>{});
+      default: break;
+    }
   KILN_FAIL(DTypeError, op, "self", op, " on CUDA supports ", (kAllowed & kBool) ? "bool, " : "",
-            (kAllowed & kIntegral) ? "integer, " : "", "float16, bfloat16, float32 and float64 tensors; got ",
-            dtype_name(d));
+            (kAllowed & kIntegral) ? "integer, " : "", "float16, bfloat16, float32, float64",
+            (kAllowed & kComplex) ? " and complex" : "", " tensors; got ", dtype_name(d));
 }
 
 }  // namespace kiln::cuda::reduce_detail

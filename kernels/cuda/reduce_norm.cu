@@ -1,7 +1,7 @@
 // norm and count_nonzero on CUDA, on the reduction kernels of reduce.cu (reduce_layout.cuh).
 // norm: p = 2, 1, 0 and other finite p sum a function of |x| and finish with sqrt / pow(1/p);
 // p = +-inf take the max / min of |x| (NaN propagates; an empty reduction gives 0, as PyTorch).
-// 16-bit inputs accumulate in float32. count_nonzero counts x != 0 (NaN counts) in int64.
+// 16-bit inputs accumulate in float32; complex ones sum |z| = hypot(re, im). count_nonzero counts x != 0 (NaN counts) in int64.
 #include <cuda_runtime.h>
 #include <cmath>
 #include "kernels/cuda/reduce_layout.cuh"
@@ -16,12 +16,18 @@ using namespace reduce_detail;
 
 enum class NormKind { Two, One, Zero, General, Magnitude };  // Magnitude: |x|, for p = +-inf
 
+template <typename Acc, typename T>
+__device__ Acc magnitude(T x) {
+  if constexpr (is_complex_v<T>) return ::hypot(Acc(x.re), Acc(x.im));
+  else return ::fabs(Acc(x));
+}
+
 template <typename Acc, NormKind K>
 struct NormLoad {
   Acc p;
   template <typename T>
   __device__ Acc operator()(T x, int64_t, int64_t) const {
-    const Acc a = ::fabs(Acc(x));
+    const Acc a = magnitude<Acc>(x);
     if constexpr (K == NormKind::Two) return a * a;
     else if constexpr (K == NormKind::Zero) return a != Acc(0) ? Acc(1) : Acc(0);  // NaN counts, as the CPU
     else if constexpr (K == NormKind::General) return ::pow(a, p);
@@ -49,8 +55,9 @@ struct NonzeroLoad {
 
 template <typename T, typename Op, NormKind K>
 void run_norm(const Rows& r, const Op& op, Tensor& out, double p, int dev) {
-  using Acc = acc_t<T>;
-  reduce_layout<Acc, T>(r, op, NormLoad<Acc, K>{Acc(p)}, NormStore<T, Acc, K>{mut<T>(out), Acc(p), r.len == 0},
+  using Acc = real_acc_t<T>;
+  using Out = std::conditional_t<is_complex_v<T>, Acc, T>;  // a complex tensor's norm is real
+  reduce_layout<Acc, T>(r, op, NormLoad<Acc, K>{Acc(p)}, NormStore<Out, Acc, K>{mut<Out>(out), Acc(p), r.len == 0},
                         dev, "norm");
 }
 
@@ -61,13 +68,13 @@ Tensor norm(const Tensor& self, const std::optional<Scalar>& p, OptIntList dim, 
   const double pv = p ? p->to_double() : 2.0;
   ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, "norm");
   detail::check_device(self.device().index, "norm");
-  Tensor out = empty(rd.out_sizes, TensorOptions(self.dtype(), self.device()));
+  Tensor out = empty(rd.out_sizes, TensorOptions(to_real(self.dtype()), self.device()));
   if (out.numel() == 0) return out;
   const int dev = self.device().index;
   DeviceGuard guard(dev);
-  visit<kFloats>(self.dtype(), "norm", [&](auto tag) {
+  visit<kFloats | kComplex>(self.dtype(), "norm", [&](auto tag) {
     using T = decltype(tag);
-    using Acc = acc_t<T>;
+    using Acc = real_acc_t<T>;
     const Rows r = as_rows(self, rd);
     if (pv == 2.0) run_norm<T, SumOp<Acc>, NormKind::Two>(r, SumOp<Acc>{}, out, pv, dev);
     else if (pv == 1.0) run_norm<T, SumOp<Acc>, NormKind::One>(r, SumOp<Acc>{}, out, pv, dev);
@@ -86,7 +93,7 @@ Tensor count_nonzero(const Tensor& self, OptIntList dim) {
   if (out.numel() == 0) return out;
   const int dev = self.device().index;
   DeviceGuard guard(dev);
-  visit<kReal>(self.dtype(), "count_nonzero", [&](auto tag) {
+  visit<kAll>(self.dtype(), "count_nonzero", [&](auto tag) {
     using T = decltype(tag);
     reduce_layout<int64_t, T>(as_rows(self, rd), SumOp<int64_t>{}, NonzeroLoad{}, CastStore<int64_t>{mut<int64_t>(out)},
                               dev, "count_nonzero");
