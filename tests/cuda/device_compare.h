@@ -24,5 +24,10 @@ inline bool close(const Tensor& got, const Tensor& want, double rtol, double ato
   return true;
 }
 
+// The largest |got - want| (a complex difference's modulus), got brought back from the device.
+inline double max_abs_error(const Tensor& got, const Tensor& want) {
+  return (got.cpu() - want).abs().max().item().to_double();
+}
+
 }  // namespace kiln::testing
 #endif  // KILN_TESTS_CUDA_DEVICE_COMPARE_H_

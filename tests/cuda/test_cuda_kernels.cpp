@@ -48,11 +48,10 @@ TEST_CASE("cuBLAS: float16 and bfloat16 accumulate in float32; TF32 is opt-in") 
   cuda::set_allow_tf32(false);
   // Complex products, no conjugation: equal to the CPU's.
   Tensor ca = randn({33, 17}, TensorOptions(kComplex64)), cb = randn({17, 9}, TensorOptions(kComplex64));
-  auto max_error = [](const Tensor& got, const Tensor& want) { return (got.cpu() - want).abs().max().item().to_double(); };
-  CHECK(max_error(mm(ca.cuda(), cb.cuda()), mm(ca, cb)) < 1e-4);
+  CHECK(testing::max_abs_error(mm(ca.cuda(), cb.cuda()), mm(ca, cb)) < 1e-4);
   Tensor za = ca.to(kComplex128), zb = cb.to(kComplex128);
-  CHECK(max_error(mm(za.cuda(), zb.cuda()), mm(za, zb)) < 1e-12);
-  CHECK(max_error(mm(za.t().cuda(), za.cuda()), mm(za.t(), za)) < 1e-12);  // a transposed operand, no copy
+  CHECK(testing::max_abs_error(mm(za.cuda(), zb.cuda()), mm(za, zb)) < 1e-12);
+  CHECK(testing::max_abs_error(mm(za.t().cuda(), za.cuda()), mm(za.t(), za)) < 1e-12);  // a transposed operand, no copy
   Tensor i = ones({2, 2}, TensorOptions(kInt64, kCuda));
   std::string msg = testing::error_text<DTypeError>([&] { (void)mm(i, i); });
   CHECK(testing::has(msg, "mm"));

@@ -167,13 +167,12 @@ TEST_CASE("cuda reduce: bool and 8/16-bit integers sum into int64 and keep their
 }
 
 TEST_CASE("cuda reduce: complex sum, mean, prod and truth reductions equal the CPU") {
-  auto max_error = [](const Tensor& got, const Tensor& want) { return (got.cpu() - want).abs().max().item().to_double(); };
   Tensor z = randn({40, 300}, TensorOptions(kComplex128)), zf = z.to(kComplex64);
-  CHECK(max_error(sum(z.to(kDev)), sum(z)) < 1e-10);
-  CHECK(max_error(sum(z.to(kDev), {0}), sum(z, {0})) < 1e-12);
-  CHECK(max_error(mean(zf.to(kDev), {1}), mean(zf, {1})) < 1e-5);
+  CHECK(testing::max_abs_error(sum(z.to(kDev)), sum(z)) < 1e-10);
+  CHECK(testing::max_abs_error(sum(z.to(kDev), {0}), sum(z, {0})) < 1e-12);
+  CHECK(testing::max_abs_error(mean(zf.to(kDev), {1}), mean(zf, {1})) < 1e-5);
   Tensor near_one = z * 0.01 + 1;
-  CHECK(max_error(prod(near_one.to(kDev), 1, false), prod(near_one, 1, false)) < 1e-10);
+  CHECK(testing::max_abs_error(prod(near_one.to(kDev), 1, false), prod(near_one, 1, false)) < 1e-10);
   CHECK(sum(zf.to(kDev)).dtype() == kComplex64);
   Tensor holes = z * gt(z.abs(), 0.5);  // complex zeros where |z| <= 0.5
   CHECK(close(count_nonzero(holes.to(kDev), {1}).cpu(), count_nonzero(holes, {1}), 0, 0));
