@@ -2,11 +2,15 @@
 // as on the CPU, is viewed as [outer, D, inner] around dim.
 // - inner == 1: a warp per row scans it 32 elements at a time, carrying the running total
 //   (cub::WarpScan); rows of kLongRow elements or more get a block each (cub::BlockScan).
+//   Long rows too few to occupy the SMs are cut into chunks (cuda_plan::row_split, as the
+//   reductions) and scanned in three passes: chunk totals, each row's carries, then every
+//   chunk from its carry. Fixed chunks and orders keep the result the same from run to run.
 // - inner > 1: a thread per column walks down the dim; neighbouring threads read neighbouring
 //   elements, so every step is one coalesced read.
 // 16-bit floats accumulate in float32; integers in their own type (int64 unless dtype= says
 // otherwise, as the CPU).
 #include <cuda_runtime.h>
+#include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/warp/warp_scan.cuh>
 #include <algorithm>
@@ -94,6 +98,73 @@ __global__ void scan_columns_kernel(const T* in, T* out, int64_t columns, int64_
   }
 }
 
+// Pass 1 of a split row: block (c, row) sums chunk c of the row, in scan order.
+template <typename T, bool kReverse>
+__global__ void chunk_totals_kernel(const T* in, scan_acc_t<T>* totals, int64_t D, int64_t chunk, int64_t splits) {
+  using Acc = scan_acc_t<T>;
+  using BlockReduce = cub::BlockReduce<Acc, kBlockThreads>;
+  __shared__ typename BlockReduce::TempStorage temp;
+  const int64_t row = blockIdx.y, c = blockIdx.x;
+  const T* x = in + row * D;
+  const int64_t begin = c * chunk, len = cuda_plan::chunk_length(chunk, D, c);
+  Acc v = Acc(0);
+  for (int64_t k = threadIdx.x; k < len; k += kBlockThreads) v = v + Acc(x[scan_index<kReverse>(begin + k, D)]);
+  const Acc total = BlockReduce(temp).Sum(v);
+  if (threadIdx.x == 0) totals[row * splits + c] = total;
+}
+
+// Pass 2: a thread per row turns its chunk totals into carries in place (exclusive sums).
+template <typename Acc>
+__global__ void chunk_carries_kernel(Acc* totals, int64_t rows, int64_t splits) {
+  const int64_t row = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  Acc* t = totals + row * splits;
+  Acc carry = Acc(0);
+  for (int64_t c = 0; c < splits; ++c) {
+    const Acc next = carry + t[c];
+    t[c] = carry;
+    carry = next;
+  }
+}
+
+// Pass 3: block (c, row) scans chunk c from its carry, a tile of kBlockThreads at a time.
+template <typename T, bool kReverse>
+__global__ void scan_chunks_kernel(const T* in, T* out, const scan_acc_t<T>* carries, int64_t D, int64_t chunk,
+                                   int64_t splits) {
+  using Acc = scan_acc_t<T>;
+  using BlockScan = cub::BlockScan<Acc, kBlockThreads>;
+  __shared__ typename BlockScan::TempStorage temp;
+  const int64_t row = blockIdx.y, c = blockIdx.x;
+  const T* x = in + row * D;
+  T* y = out + row * D;
+  const int64_t begin = c * chunk, len = cuda_plan::chunk_length(chunk, D, c);
+  Acc carry = carries[row * splits + c];
+  for (int64_t base = 0; base < len; base += kBlockThreads) {
+    const int64_t k = base + threadIdx.x;
+    const int64_t i = scan_index<kReverse>(begin + k, D);
+    Acc v = k < len ? Acc(x[i]) : Acc(0);
+    Acc total;
+    BlockScan(temp).InclusiveSum(v, v, total);
+    __syncthreads();  // temp is reused by the next tile
+    if (k < len) y[i] = T(carry + v);
+    carry = carry + total;
+  }
+}
+
+template <typename T, bool kReverse>
+void scan_split_rows(const T* x, T* y, int64_t rows, int64_t D, const cuda_plan::RowSplit& sp, int dev,
+                     cudaStream_t stream, const char* op) {
+  using Acc = scan_acc_t<T>;
+  Tensor scratch = empty({rows * sp.splits * int64_t(sizeof(Acc))}, TensorOptions(DType::UInt8, Device(DeviceType::CUDA, dev)));
+  Acc* totals = static_cast<Acc*>(scratch.data_ptr());
+  const dim3 grid(unsigned(sp.splits), unsigned(rows));
+  chunk_totals_kernel<T, kReverse><<<grid, kBlockThreads, 0, stream>>>(x, totals, D, sp.chunk, sp.splits);
+  KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+  chunk_carries_kernel<Acc><<<unsigned((rows + 127) / 128), 128, 0, stream>>>(totals, rows, sp.splits);
+  KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+  scan_chunks_kernel<T, kReverse><<<grid, kBlockThreads, 0, stream>>>(x, y, totals, D, sp.chunk, sp.splits);
+}
+
 unsigned grid_for(int64_t work_items, int64_t per_block, int dev) {
   const int64_t blocks = (work_items + per_block - 1) / per_block;
   return unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(detail::sm_count(dev)) * 32)));
@@ -122,6 +193,8 @@ Tensor scan(const Tensor& self, int64_t dim, DType dt, const char* op) {
         const int threads = 256;
         scan_columns_kernel<T, kReverse>
             <<<grid_for(outer * inner, threads, dev), threads, 0, stream>>>(x, y, outer * inner, D, inner);
+      } else if (const cuda_plan::RowSplit sp = cuda_plan::row_split(outer, D, detail::sm_count(dev)); sp.splits > 1) {
+        scan_split_rows<T, kReverse>(x, y, outer, D, sp, dev, stream, op);
       } else if (D >= kLongRow) {
         scan_rows_block_kernel<T, kReverse><<<grid_for(outer, 1, dev), kBlockThreads, 0, stream>>>(x, y, outer, D);
       } else {

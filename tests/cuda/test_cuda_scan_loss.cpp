@@ -20,8 +20,10 @@ const Device kDev("cuda:0");
 
 TEST_CASE("cuda cumsum: short rows, long rows and columns, forward and reverse, equal the CPU") {
   manual_seed(31);
-  // [300, 37]: a warp per row; [3, 10000]: a block per row; dims 0 and 1 of [20, 30, 40]: columns.
-  for (auto shape : {std::vector<int64_t>{300, 37}, std::vector<int64_t>{3, 10000}, std::vector<int64_t>{20, 30, 40}}) {
+  // [300, 37]: a warp per row; [600, 5000]: a block per row; [3, 10000] and [1, 200003]: rows
+  // split into chunks over the SMs (three passes); dims 0 and 1 of [20, 30, 40]: columns.
+  for (auto shape : {std::vector<int64_t>{300, 37}, std::vector<int64_t>{600, 5000}, std::vector<int64_t>{3, 10000},
+                     std::vector<int64_t>{1, 200003}, std::vector<int64_t>{20, 30, 40}}) {
     Tensor x = randn(shape, TensorOptions(kFloat64));
     for (int64_t dim = 0; dim < x.dim(); ++dim) {
       CAPTURE(dim);
@@ -33,6 +35,9 @@ TEST_CASE("cuda cumsum: short rows, long rows and columns, forward and reverse, 
   CHECK(close(cumsum(f.to(kDev), 1).cpu(), cumsum(f, 1), 1e-4, 1e-4));
   Tensor h = randn({8, 100}).to(kFloat16);  // accumulates in float32, rounds each output
   CHECK(close(cumsum(h.to(kDev), 1).cpu(), cumsum(h, 1), 2e-3, 2e-2));
+  Tensor n = randint(-1000, 1000, {2, 300001}, TensorOptions(kInt64));  // split rows, exact
+  CHECK(close(cumsum(n.to(kDev), 1).cpu(), cumsum(n, 1), 0, 0));
+  CHECK(close(_cumsum_reverse(n.to(kDev), 1).cpu(), _cumsum_reverse(n, 1), 0, 0));
   Tensor t = f.transpose(0, 1);  // strided input
   CHECK(close(cumsum(t.to(kDev), 0).cpu(), cumsum(t, 0), 1e-4, 1e-4));
 }
