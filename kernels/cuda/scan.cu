@@ -61,26 +61,31 @@ __global__ void scan_rows_warp_kernel(const T* in, T* out, int64_t rows, int64_t
   }
 }
 
+template <typename Acc>
+using BlockScan = cub::BlockScan<Acc, kBlockThreads>;
+
+// The whole block scans positions [begin, begin + len) of a row (in scan order) from `carry`,
+// a tile of kBlockThreads at a time.
+template <typename T, bool kReverse, typename Acc = scan_acc_t<T>>
+__device__ void block_scan_range(const T* x, T* y, int64_t D, int64_t begin, int64_t len, Acc carry,
+                                 typename BlockScan<Acc>::TempStorage& temp) {
+  for (int64_t base = 0; base < len; base += kBlockThreads) {
+    const int64_t k = base + threadIdx.x;
+    const int64_t i = scan_index<kReverse>(begin + k, D);
+    Acc v = k < len ? Acc(x[i]) : Acc(0);
+    Acc total;
+    BlockScan<Acc>(temp).InclusiveSum(v, v, total);
+    __syncthreads();  // temp is reused by the next tile
+    if (k < len) y[i] = T(carry + v);
+    carry = carry + total;
+  }
+}
+
 template <typename T, bool kReverse>
 __global__ void scan_rows_block_kernel(const T* in, T* out, int64_t rows, int64_t D) {
-  using Acc = scan_acc_t<T>;
-  using BlockScan = cub::BlockScan<Acc, kBlockThreads>;
-  __shared__ typename BlockScan::TempStorage temp;
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const T* x = in + row * D;
-    T* y = out + row * D;
-    Acc carry = Acc(0);
-    for (int64_t base = 0; base < D; base += kBlockThreads) {
-      const int64_t k = base + threadIdx.x;
-      const int64_t i = scan_index<kReverse>(k, D);
-      Acc v = k < D ? Acc(x[i]) : Acc(0);
-      Acc total;
-      BlockScan(temp).InclusiveSum(v, v, total);
-      __syncthreads();  // temp is reused by the next tile
-      if (k < D) y[i] = T(carry + v);
-      carry = carry + total;
-    }
-  }
+  __shared__ typename BlockScan<scan_acc_t<T>>::TempStorage temp;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x)
+    block_scan_range<T, kReverse>(in + row * D, out + row * D, D, 0, D, scan_acc_t<T>(0), temp);
 }
 
 template <typename T, bool kReverse>
@@ -127,28 +132,14 @@ __global__ void chunk_carries_kernel(Acc* totals, int64_t rows, int64_t splits) 
   }
 }
 
-// Pass 3: block (c, row) scans chunk c from its carry, a tile of kBlockThreads at a time.
+// Pass 3: block (c, row) scans chunk c from its carry.
 template <typename T, bool kReverse>
 __global__ void scan_chunks_kernel(const T* in, T* out, const scan_acc_t<T>* carries, int64_t D, int64_t chunk,
                                    int64_t splits) {
-  using Acc = scan_acc_t<T>;
-  using BlockScan = cub::BlockScan<Acc, kBlockThreads>;
-  __shared__ typename BlockScan::TempStorage temp;
+  __shared__ typename BlockScan<scan_acc_t<T>>::TempStorage temp;
   const int64_t row = blockIdx.y, c = blockIdx.x;
-  const T* x = in + row * D;
-  T* y = out + row * D;
-  const int64_t begin = c * chunk, len = cuda_plan::chunk_length(chunk, D, c);
-  Acc carry = carries[row * splits + c];
-  for (int64_t base = 0; base < len; base += kBlockThreads) {
-    const int64_t k = base + threadIdx.x;
-    const int64_t i = scan_index<kReverse>(begin + k, D);
-    Acc v = k < len ? Acc(x[i]) : Acc(0);
-    Acc total;
-    BlockScan(temp).InclusiveSum(v, v, total);
-    __syncthreads();  // temp is reused by the next tile
-    if (k < len) y[i] = T(carry + v);
-    carry = carry + total;
-  }
+  block_scan_range<T, kReverse>(in + row * D, out + row * D, D, c * chunk, cuda_plan::chunk_length(chunk, D, c),
+                                carries[row * splits + c], temp);
 }
 
 template <typename T, bool kReverse>
