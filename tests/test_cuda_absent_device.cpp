@@ -35,6 +35,7 @@ TEST_CASE("no CUDA device: queries answer, tensors on cuda:N raise DeviceError n
   CHECK(has(error_text<DeviceError>([&] { (void)eye(2, TensorOptions(kFloat32, gpu)); }), "eye"));
   CHECK_THROWS_AS((void)randn({2}, TensorOptions(kFloat32, gpu)), DeviceError);
   CHECK_THROWS_AS((void)randint(0, 5, {2}, TensorOptions(kInt64, gpu)), DeviceError);
+  CHECK_THROWS_AS((void)randperm(5, TensorOptions(kInt64, gpu)), DeviceError);
   CHECK_THROWS_AS((void)empty({2}, TensorOptions(kFloat32, Device("cuda:3"))), DeviceError);
 }
 

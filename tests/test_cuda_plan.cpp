@@ -4,9 +4,11 @@
 // The device evaluates exactly these functions (KILN_HOST_DEVICE), so what holds here holds there.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <vector>
 #include "kernels/common/random_blocks.h"
 #include "kernels/cuda/plan/int_divider.h"
@@ -210,6 +212,23 @@ TEST_CASE("Philox fills: randint and bernoulli blocks replayed in reverse reprod
   }
   CHECK(heads > n / 2 - 80);  // p is uniform on [0, 1): about half are heads
   CHECK(heads < n / 2 + 80);
+}
+
+TEST_CASE("Philox fills: randperm's keys replayed in reverse, stably sorted, give the CPU's permutation") {
+  using namespace kiln::random_detail;
+  const int64_t n = 777;  // odd: the last block holds one key
+  manual_seed(42);
+  std::vector<int64_t> want = randperm(n, TensorOptions(kInt64)).to_vector<int64_t>();
+  manual_seed(42);
+  std::vector<uint64_t> keys(size_t(n), 0);
+  BlockRange r = reserve_blocks(default_generator(), n, PermKeyBlock::kPerBlock);
+  CHECK(r.num_blocks == 389);
+  for (int64_t b = r.num_blocks - 1; b >= 0; --b) fill_block(keys.data(), n, r, b, PermKeyBlock{});
+  // The device sorts (key, index) pairs with a stable radix sort: equal keys keep index order.
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return keys[size_t(a)] < keys[size_t(b)]; });
+  CHECK(order == want);
 }
 
 TEST_CASE("Philox fills: a probability outside [0, 1] draws NaN, never a plausible 0 or 1") {

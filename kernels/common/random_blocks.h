@@ -1,7 +1,7 @@
 #ifndef KILN_KERNELS_COMMON_RANDOM_BLOCKS_H_
 #define KILN_KERNELS_COMMON_RANDOM_BLOCKS_H_
 // What one Philox block (4 x 32 bits) turns into, for uniform, normal, randint and bernoulli
-// draws: the CPU fill (runtime/src/random_fill.h) and the CUDA kernel (kernels/cuda/random.cu)
+// draws and randperm's keys: the CPU fill (runtime/src/random_fill.h) and the CUDA kernel (kernels/cuda/random.cu)
 // call these same functors on the same block indices, so `manual_seed(s); randn(...)` is
 // bit-identical on both.
 #include <cmath>
@@ -112,6 +112,14 @@ struct BernoulliBlock {
       const double pj = double(opmath_t<S>(p[first + j]));
       out[j] = pj >= 0.0 && pj <= 1.0 ? S(u < pj ? 1.0f : 0.0f) : S(NAN);
     }
+  }
+};
+
+// 64 random bits per value: randperm's sort keys (indices sorted by key, ties by index).
+struct PermKeyBlock {
+  static constexpr int kPerBlock = 2;
+  KILN_HOST_DEVICE void operator()(const philox::Block& w, uint64_t* out, int64_t /*first*/, int64_t count) const {
+    for (int64_t j = 0; j < count; ++j) out[j] = (uint64_t(w.x[2 * j + 1]) << 32) | w.x[2 * j];
   }
 };
 

@@ -1,8 +1,8 @@
 // Random creation ops (rand, randn, randint, randperm, bernoulli) and in-place fills
 // (uniform_, normal_): argument checks, dtype dispatch, devices and autograd around the CPU
 // kernels of random_fill.h. Uniform, normal, randint and bernoulli draws run on CUDA tensors in
-// place, from the same Philox blocks (kernels/cuda/random.cu); randperm sorts on the CPU and
-// copies the permutation over.
+// place, from the same Philox blocks (kernels/cuda/random.cu); randperm sorts the same keys
+// there (kernels/cuda/randperm.cu).
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -23,7 +23,6 @@ using random_detail::fill_bernoulli;
 using random_detail::fill_normal;
 using random_detail::fill_randint;
 using random_detail::fill_uniform;
-using random_detail::for_each_block;
 
 Generator& resolve(Generator* gen) { return gen ? *gen : default_generator(); }
 
@@ -229,16 +228,20 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions opts,
   return create(sizes, opts, [&](Tensor& t) { randint_contiguous(t, low, range, g); }, true);
 }
 
-// Sorts indices by 64-bit random keys (ties by index): deterministic, and the same algorithm
-// a device sort reproduces.
+// Sorts indices by 64-bit random keys (PermKeyBlock), ties by index: deterministic, and what
+// the CUDA device's stable radix sort of the same keys gives (kernels/cuda/randperm.cu).
 Tensor randperm(int64_t n, TensorOptions opts, Generator* gen) {
   KILN_CHECK(n >= 0, ValueError, "randperm", "n", "expected n >= 0, got ", n);
   KILN_CHECK(opts.dtype != DType::Bool, DTypeError, "randperm", "dtype", "expected an integer or floating dtype, got bool");
   check_holds("randperm", opts.dtype, 0, n > 0 ? n - 1 : 0);
+  if (opts.device.is_cuda()) {
+    Tensor out = empty({n}, TensorOptions(opts.dtype, opts.device));
+    if (n > 0) cuda::detail::randperm_fill(out, resolve(gen));
+    if (opts.requires_grad) out.requires_grad_(true);
+    return out;
+  }
   std::vector<uint64_t> keys(static_cast<size_t>(n));
-  for_each_block<2>(resolve(gen), n, [&](const philox::Block& w, int64_t first, int64_t count) {
-    for (int64_t j = 0; j < count; ++j) keys[size_t(first + j)] = (uint64_t(w.x[2 * j + 1]) << 32) | w.x[2 * j];
-  });
+  random_detail::fill_blocks(keys.data(), n, random_detail::PermKeyBlock{}, resolve(gen));
   std::vector<int64_t> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), int64_t(0));
   std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {

@@ -136,6 +136,19 @@ TEST_CASE("Philox draws: randint and bernoulli draw on the device and give the C
   CHECK(testing::has(msg, "bernoulli"));
 }
 
+TEST_CASE("Philox draws: randperm sorts the CPU's keys on the device and gives the CPU's permutation") {
+  manual_seed(5);
+  Tensor cpu_long = randperm(100003, TensorOptions(kInt64));  // past cub's single-tile sort
+  Tensor cpu_small = randperm(37, TensorOptions(kFloat32));
+  manual_seed(5);
+  Tensor d = randperm(100003, TensorOptions(kInt64, kCuda));
+  CHECK(d.device() == kCuda);
+  CHECK(close(d.cpu(), cpu_long));
+  CHECK(close(randperm(37, TensorOptions(kFloat32, kCuda)).cpu(), cpu_small));
+  CHECK(randperm(0, TensorOptions(kInt64, kCuda)).numel() == 0);
+  CHECK(randperm(1, TensorOptions(kInt32, kCuda)).cpu().to_vector<int32_t>() == std::vector<int32_t>{0});
+}
+
 TEST_CASE("errors: mixing devices names the op and both devices") {
   Tensor a = ones({2}).cuda(), b = ones({2});
   std::string msg = testing::error_text<DeviceError>([&] { (void)add(a, b); });

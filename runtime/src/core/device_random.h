@@ -1,6 +1,6 @@
 #ifndef KILN_RUNTIME_SRC_CORE_DEVICE_RANDOM_H_
 #define KILN_RUNTIME_SRC_CORE_DEVICE_RANDOM_H_
-// uniform_/normal_ (and so rand, randn), randint and bernoulli on a contiguous CUDA tensor: the
+// uniform_/normal_ (and so rand, randn), randint, bernoulli and randperm on a contiguous CUDA tensor: the
 // same Philox blocks, reserved the same way, through the same per-block functors as the CPU
 // (kernels/cuda/random.cu).
 #include "kiln/random.h"
@@ -14,6 +14,8 @@ void normal_fill(Tensor& t, double mean, double std, Generator& gen);
 void randint_fill(Tensor& t, int64_t low, uint64_t range, Generator& gen);
 // t[i] = 1 with probability p[i]; p is contiguous, on t's device, of t's floating dtype.
 void bernoulli_fill(Tensor& t, const Tensor& p, Generator& gen);
+// A random permutation of 0..t.numel()-1 into a 1-d tensor of a real dtype (kernels/cuda/randperm.cu).
+void randperm_fill(Tensor& t, Generator& gen);
 
 }  // namespace kiln::cuda::detail
 #endif  // KILN_RUNTIME_SRC_CORE_DEVICE_RANDOM_H_

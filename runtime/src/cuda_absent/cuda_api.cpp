@@ -77,5 +77,6 @@ void detail::uniform_fill(Tensor&, double, double, Generator&) { absent("uniform
 void detail::normal_fill(Tensor&, double, double, Generator&) { absent("normal_"); }
 void detail::randint_fill(Tensor&, int64_t, uint64_t, Generator&) { absent("randint"); }
 void detail::bernoulli_fill(Tensor&, const Tensor&, Generator&) { absent("bernoulli"); }
+void detail::randperm_fill(Tensor&, Generator&) { absent("randperm"); }
 
 }  // namespace kiln::cuda
