@@ -1,9 +1,9 @@
 #ifndef KILN_KERNELS_COMMON_RANDOM_BLOCKS_H_
 #define KILN_KERNELS_COMMON_RANDOM_BLOCKS_H_
 // What one Philox block (4 x 32 bits) turns into, for uniform, normal, randint and bernoulli
-// draws and randperm's keys: the CPU fill (runtime/src/random_fill.h) and the CUDA kernel (kernels/cuda/random.cu)
-// call these same functors on the same block indices, so `manual_seed(s); randn(...)` is
-// bit-identical on both.
+// draws and randperm's keys: the CPU fill (runtime/src/random_fill.h) and the CUDA kernels
+// (kernels/cuda/random.cu, randperm.cu) call these same functors on the same block indices, so
+// `manual_seed(s); randn(...)` is bit-identical on both.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>

@@ -1,5 +1,6 @@
 // Reductions on CUDA: sum, mean, prod, amax/amin, max/min (all and along a dim, with indices),
-// argmax/argmin, all/any, logsumexp and var (complex: sums, products, means, truth tests and var). Argument rules, result shapes and dtypes are the
+// argmax/argmin, all/any, logsumexp and var, in every dtype the CPU takes (complex: sum, prod,
+// mean, all/any and var). Argument rules, result shapes and dtypes are the
 // CPU's (kernels/cpu/reduce_dims.h, kernel_utils.h); the input is laid out as rows or columns
 // (reduce_layout.cuh) and reduced by the kernels of reduce.cuh. logsumexp and var are two
 // reductions: the row's max (or mean), then the sum of exp(x - max) (or (x - mean)^2).

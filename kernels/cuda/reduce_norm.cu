@@ -1,7 +1,8 @@
 // norm and count_nonzero on CUDA, on the reduction kernels of reduce.cu (reduce_layout.cuh).
 // norm: p = 2, 1, 0 and other finite p sum a function of |x| and finish with sqrt / pow(1/p);
 // p = +-inf take the max / min of |x| (NaN propagates; an empty reduction gives 0, as PyTorch).
-// 16-bit inputs accumulate in float32; complex ones sum |z| = hypot(re, im). count_nonzero counts x != 0 (NaN counts) in int64.
+// 16-bit inputs accumulate in float32; complex ones take |z| = hypot(re, im) and give a real
+// norm. count_nonzero counts x != 0 (NaN counts) in int64.
 #include <cuda_runtime.h>
 #include <cmath>
 #include "kernels/cuda/reduce_layout.cuh"

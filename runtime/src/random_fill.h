@@ -14,17 +14,6 @@ namespace kiln::random_detail {
 
 inline constexpr int64_t kParallelGrain = 16384;  // elements per request worth forking threads
 
-// Reserves ceil(n / E) blocks and calls fill(block, first_element, count) for each.
-template <int E, typename Fill>
-void for_each_block(Generator& gen, int64_t n, const Fill& fill) {
-  const BlockRange r = reserve_blocks(gen, n, E);
-#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-  for (int64_t b = 0; b < r.num_blocks; ++b) {
-    const philox::Block w = philox::block(r.seed, r.first_block + uint64_t(b));
-    fill(w, b * E, std::min<int64_t>(E, n - b * E));
-  }
-}
-
 // n values of S from the per-block functor body (random_blocks.h), blocks in parallel.
 template <typename S, typename Body>
 void fill_blocks(S* out, int64_t n, const Body& body, Generator& gen) {
