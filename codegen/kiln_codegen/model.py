@@ -26,9 +26,15 @@ VARIANTS = ["function", "method", "inplace", "out"]
 OP_KEYS = {
     "signature", "family", "dtypes", "cuda_dtypes", "backends", "pointwise", "kernel", "native", "composite",
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
-    "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values",
+    "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
 }
 TOP_KEYS = {"dtype_groups", "ops"}
+# Meta families of structured kernel ops (`kernel:` + `meta:`): the shared, device-independent
+# step in runtime/include/kiln/meta/<family>.h, the arguments it consumes, and whether an
+# in-place variant is legal (the result has self's shape).
+META_FAMILIES = {
+    "scan": dict(args=["self", "dim", "dtype"], required=["self", "dim"], inplace=True),
+}
 OPERATORS = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^", "<<", ">>", "~"}
 DEFAULT_DOMAIN = [-2.0, 2.0]
 
@@ -58,6 +64,11 @@ class Op:
     doc: str = ""
     special_values: bool = False
     cuda_dtypes: List[str] = field(default_factory=list)  # the CUDA kernel's dtypes (default: dtypes)
+    meta: Optional[str] = None     # kernel ops: the meta family of a structured kernel
+
+    @property
+    def structured(self):
+        return self.kind == "kernel" and self.meta is not None
 
     def backend_dtypes(self, backend):
         """The dtypes `backend` has a kernel for: none when it is not listed in `backends`."""
@@ -148,13 +159,51 @@ def _load_groups(raw, errors):
     return groups
 
 
-def _default_variants(kind, sig):
+def _default_variants(kind, sig, meta=None):
     first = sig.arguments[0] if sig.arguments else None
     method_ok = first is not None and first.name == "self" and first.type.is_tensor
     variants = ["function"] + (["method"] if method_ok else [])
     if kind == "pointwise":
         variants += ["inplace", "out"]
+    elif meta is not None:
+        variants += ["out"] + (["inplace"] if _inplace_legal(meta, sig) else [])
     return variants
+
+
+def _inplace_legal(meta, sig):
+    """A structured op writes into self when its one result has self's shape."""
+    return META_FAMILIES[meta]["inplace"] and len(sig.returns) == 1
+
+
+def _check_meta(op, raw, errors):
+    """`meta: <family>` on a kernel op: the signature must be one the family's meta step takes."""
+    where = raw.line_of("meta")
+    if op.kind != "kernel":
+        errors.append(RegistryError(where, f"{op.full_name}: 'meta' applies to kernel ops only",
+                                    "a structured kernel op is `kernel: <name>` plus `meta: <family>`"))
+        return
+    fam = META_FAMILIES.get(op.meta)
+    if fam is None:
+        errors.append(RegistryError(where, f"{op.full_name}: unknown meta family '{op.meta}'",
+                                    f"meta families: {', '.join(META_FAMILIES)}"))
+        return
+    expected = {"self": "Tensor", "dim": "int", "dtype": "ScalarType?"}
+    names = [a.name for a in op.sig.arguments]
+    for a in op.sig.arguments:
+        if a.name not in fam["args"]:
+            errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' takes {', '.join(fam['args'])}; "
+                                        f"it has no place for argument '{a.name}'"))
+        elif a.type.schema().replace("(a)", "") != expected[a.name]:
+            errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' wants '{a.name}' as {expected[a.name]}, "
+                                        f"got {a.type.schema()}"))
+    for r in fam["required"]:
+        if r not in names:
+            errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' needs an argument '{r}'"))
+    returns = [r.type.schema() for r in op.sig.returns]
+    two = len(returns) == 2 and [r.name for r in op.sig.returns] == ["values", "indices"]
+    if returns != ["Tensor"] and not (two and returns == ["Tensor", "Tensor"]):
+        errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' returns Tensor or "
+                                    "(Tensor values, Tensor indices)"))
 
 
 def _default_samples(op):
@@ -360,14 +409,21 @@ def _parse_op(raw, groups, ctx, errors):
                 errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: no derivative for input '{a.name}'",
                                             "add a formula, or list it under non_differentiable"))
     op.gradgrad = bool(raw.get("gradgrad", True))
-    op.variants = _as_list(raw.get("variants", _default_variants(kind, sig)))
+    if "meta" in raw:
+        op.meta = str(raw["meta"])
+        _check_meta(op, raw, errors)
+        if len(errors) > n_before:
+            return None
+    op.variants = _as_list(raw.get("variants", _default_variants(kind, sig, op.meta)))
     if "function" not in op.variants:
         op.variants.insert(0, "function")  # methods and variants are built on the function
     for v in op.variants:
         if v not in VARIANTS:
             errors.append(RegistryError(raw.line_of("variants"), f"unknown variant '{v}'", f"variants: {', '.join(VARIANTS)}"))
-        if v in ("inplace", "out") and kind != "pointwise":
-            errors.append(RegistryError(raw.line_of("variants"), f"'{v}' variants are generated for pointwise ops only"))
+        if v in ("inplace", "out") and kind != "pointwise" and not op.structured:
+            errors.append(RegistryError(raw.line_of("variants"), f"'{v}' variants are generated for pointwise and structured kernel ops only"))
+        if v == "inplace" and op.structured and not _inplace_legal(op.meta, sig):
+            errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: no in-place variant: its result is not one tensor of self's shape"))
         if v == "method" and not (sig.arguments and sig.arguments[0].name == "self" and sig.arguments[0].type.is_tensor):
             errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: a method needs 'Tensor self' first"))
     op.operators = _as_list(raw.get("operator", []))

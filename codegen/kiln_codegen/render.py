@@ -235,7 +235,7 @@ def samples_doc(registry):
         torch_call = op.torch or f"torch.ops.aten.{op.name}.{op.sig.overload or 'default'}"
         ops.append({"name": op.full_name, "signature": op.full_name + str_args(op.sig), "torch": torch_call,
                     "dtypes": op.dtypes, "differentiable_inputs": differentiable_inputs(op) if is_grad_tested(op) else [],
-                    "gradgrad": op.gradgrad, "special_values": op.special_values,
+                    "gradgrad": op.gradgrad, "special_values": op.special_values, "variants": op.variants,
                     "args": [_arg_json(a) for a in op.sig.arguments], "samples": normalized_samples(op)})
     return {"ops": ops}
 

@@ -59,6 +59,8 @@ class OpView:
         self.method_args = cpp.arg_names(op.sig, skip_first=True)
         self._derivatives(registry)
         self._pointwise()
+        self._structured()
+        self.out_names = [r["name"] for r in self.results] if op.structured else ["out"]
 
     # ---- dispatch facts ----
     @property
@@ -249,6 +251,26 @@ class OpView:
         self.case_list = ", ".join(cpp.dtype_enum(d) for d in compute_dtypes(op))
         self.scalar_overload = (len(self.tensors) == 2 and self.tensors[1].name not in op.bool_inputs
                                 and self.tensors[0] is op.sig.arguments[0] and self.tensors[1] is op.sig.arguments[1])
+
+    # ---- structured kernel ops ----
+    def _structured(self):
+        op = self.op
+        if not op.structured:
+            return
+        self.plan_type = "meta::" + camel(op.meta) + "Plan"
+        # results in return order: (name in the out= signature, dtype expression)
+        if self.multi_output:
+            self.results = [dict(name=r.name, dtype="DType::Int64" if r.name == "indices" else "plan.dtype")
+                            for r in op.sig.returns]
+        else:
+            self.results = [dict(name="out", dtype="plan.dtype")]
+        self.kernel_inputs = [a.name for a in op.sig.arguments if a.type.is_tensor]
+        n = len(self.results)
+        self.kernel_param_types = ", ".join([f"const {self.plan_type}&"] + ["const Tensor&"] * (n + len(self.kernel_inputs)))
+        self.kernel_params = ", ".join([f"const {self.plan_type}& plan"] + [f"const Tensor& {r['name']}" for r in self.results]
+                                       + [f"const Tensor& {t}" for t in self.kernel_inputs])
+        self.out_ret = "Tensor&" if n == 1 else "std::tuple<" + ", ".join(["Tensor&"] * n) + ">"
+        self.out_params_prefix = ", ".join(f"Tensor& {r['name']}" for r in self.results)
 
     # ---- registry ----
     def registry_conversions(self):

@@ -13,6 +13,12 @@ const ArgInfo* OpInfo::arg(const std::string& n) const {
   return nullptr;
 }
 
+bool OpInfo::has_variant(const std::string& v) const {
+  for (const std::string& x : variants)
+    if (x == v) return true;
+  return false;
+}
+
 namespace {
 std::unordered_map<std::string, OpInfo> load_catalog() {
   std::string path = std::string(KILN_GENERATED_DIR) + "/op_samples.json";
@@ -27,6 +33,7 @@ std::unordered_map<std::string, OpInfo> load_catalog() {
     info.dtypes = o.value("dtypes", std::vector<std::string>{});
     info.differentiable_inputs = o.value("differentiable_inputs", std::vector<std::string>{});
     info.gradgrad = o.value("gradgrad", true);
+    info.variants = o.value("variants", std::vector<std::string>{});
     for (const json& a : o.at("args")) {
       ArgInfo arg;
       arg.name = a.at("name").get<std::string>();
@@ -81,7 +88,7 @@ Value plain_value(const ArgInfo& arg, const json& v) {
   throw std::runtime_error("argument '" + arg.name + "': cannot read " + v.dump() + " as " + t);
 }
 
-Value call_op(const OpInfo& op, const std::map<std::string, Value>& named) {
+Value call_op(const OpInfo& op, const std::map<std::string, Value>& named, Variant variant, const TensorList& out) {
   for (const auto& [name, value] : named)
     if (!op.arg(name)) throw std::runtime_error("sample argument '" + name + "' is not in the schema of " + op.name);
   // Positional arguments run up to the last one the sample gives.
@@ -105,7 +112,11 @@ Value call_op(const OpInfo& op, const std::map<std::string, Value>& named) {
     else if (a.has_default) args.push_back(plain_value(a, a.default_value));
     else throw std::runtime_error("sample of " + op.name + " lacks required argument '" + a.name + "'");
   }
-  return call(op.name, args, kwargs);
+  switch (variant) {
+    case Variant::Out: return call_out(op.name, out, args, kwargs);
+    case Variant::Inplace: return call_inplace(op.name, args, kwargs);
+    default: return call(op.name, args, kwargs);
+  }
 }
 
 std::vector<Tensor> flatten_result(const Value& v) {

@@ -24,6 +24,8 @@ struct OpInfo {
   std::string name, signature;
   std::vector<std::string> dtypes, differentiable_inputs;
   bool gradgrad = true;
+  std::vector<std::string> variants;  // "function", "method", "inplace", "out"
+  bool has_variant(const std::string& v) const;
   std::vector<ArgInfo> args;
   json samples;  // array of {arg: spec}
   const ArgInfo* arg(const std::string& name) const;
@@ -35,9 +37,12 @@ std::string source_path(const std::string& relative);  // KILN_SOURCE_DIR + "/" 
 
 // A non-tensor argument from its JSON value (numbers keep int vs float, dtype names become DType).
 Value plain_value(const ArgInfo& arg, const json& v);
-// Calls `op` with named values: positional arguments in schema order up to the last one
-// given (gaps take their defaults), keyword-only ones as kwargs.
-Value call_op(const OpInfo& op, const std::map<std::string, Value>& named);
+enum class Variant { Function, Out, Inplace };
+// Calls `op` (or its out= variant, writing into `out`, or its in-place one) with named values:
+// positional arguments in schema order up to the last one given (gaps take their defaults),
+// keyword-only ones as kwargs.
+Value call_op(const OpInfo& op, const std::map<std::string, Value>& named, Variant variant = Variant::Function,
+              const TensorList& out = {});
 // Every tensor of a result (Tensor, tuple or list), in order.
 std::vector<Tensor> flatten_result(const Value& v);
 

@@ -5,6 +5,8 @@
 //                    dtype, shape and values with PyTorch's results, one cell per dtype.
 //   check_gradients: finite-difference gradcheck (and gradgradcheck) in float64 on the samples
 //                    of generated/op_samples.json.
+//   check_variants:  out= and in-place against the functional result, and inputs in other
+//                    layouts (strided, transposed, expanded) against their contiguous copies.
 // Each cell's outcome is appended as a JSON line to $KILN_COVERAGE_RESULTS for the coverage report.
 #include <vector>
 #include "kiln/dtype.h"
@@ -20,6 +22,7 @@ struct OpTestSpec {
 
 void check_forward(const OpTestSpec& spec);
 void check_gradients(const OpTestSpec& spec);
+void check_variants(const OpTestSpec& spec);
 
 }  // namespace kiln::testing
 #endif  // KILN_TESTS_SUPPORT_OP_TESTING_H_

@@ -79,6 +79,26 @@ Tensor tensor_from_json(const json& t, Device device) {
   return device.is_cpu() ? out : out.to(device);
 }
 
+namespace {
+json stored_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+}  // namespace
+
+json tensor_to_json(const Tensor& t) {
+  json data = json::array();
+  if (is_complex(t.dtype())) {
+    for (const complex<double>& z : t.to_vector<complex<double>>()) data.push_back({stored_number(z.re), stored_number(z.im)});
+  } else if (is_floating(t.dtype())) {
+    for (double v : t.to_vector<double>()) data.push_back(stored_number(v));
+  } else {
+    for (int64_t v : t.to_vector<int64_t>()) data.push_back(v);
+  }
+  return {{"dtype", dtype_name(t.dtype())}, {"shape", t.sizes().vec()}, {"data", std::move(data)}};
+}
+
 Tolerance tolerance_for(DType dtype) {
   switch (dtype) {
     case DType::Float16: return {1e-3, 1e-2};

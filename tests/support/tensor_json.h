@@ -12,6 +12,8 @@ namespace kiln::testing {
 // A CPU tensor of `dtype` from real values (and imaginary parts for complex dtypes).
 Tensor host_tensor(IntArrayRef shape, DType dtype, const std::vector<double>& re, const std::vector<double>& im = {});
 Tensor tensor_from_json(const nlohmann::json& t, Device device);
+// The inverse: any tensor (any layout or device) in the stored form.
+nlohmann::json tensor_to_json(const Tensor& t);
 
 struct Tolerance {
   double rtol, atol;

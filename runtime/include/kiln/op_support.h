@@ -6,6 +6,7 @@
 #include <tuple>
 #include "kiln/autograd.h"
 #include "kiln/autograd/formulas.h"
+#include "kiln/destination.h"
 #include "kiln/gen/backend_table.h"
 #include "kiln/gen/native.h"
 #include "kiln/kiln.h"
@@ -68,9 +69,14 @@ struct RegistryEntry {
   const ArgSpec* args;
   int num_args;
   Value (*fn)(const Value* const* bound);  // bound[i] null = not given (use the default)
+  // The out= and in-place variants; null when the op has none.
+  Value (*out_fn)(const Value* const* bound, const TensorList& out);
+  int num_results;  // tensors out_fn writes
+  Value (*inplace_fn)(const Value* const* bound);
 };
+enum class Variant { Function, Out, Inplace };
 Value call_by_name(const RegistryEntry* entries, size_t n, const std::string& name, const std::vector<Value>& args,
-                   const Kwargs& kwargs);
+                   const Kwargs& kwargs, Variant variant = Variant::Function, const TensorList* out = nullptr);
 
 }  // namespace kiln::support
 #endif  // KILN_RUNTIME_INCLUDE_KILN_OP_SUPPORT_H_

@@ -69,6 +69,12 @@ struct OpSchema {
 // Calls an op by its name ("add", or with overload "add.Tensor"). Without an overload name
 // the first overload whose schema binds the arguments is used. Errors are kiln::Error.
 Value call(const std::string& name, const std::vector<Value>& args, const Kwargs& kwargs = {});
+// The out= variant of an op by name: the results are written into `out`, one tensor per result
+// (resized when their shape differs, as PyTorch's out= does); returns them.
+Value call_out(const std::string& name, const TensorList& out, const std::vector<Value>& args, const Kwargs& kwargs = {});
+// The in-place variant of an op by name (the functional op's name, "add"): writes the result
+// into the first argument and returns it.
+Value call_inplace(const std::string& name, const std::vector<Value>& args, const Kwargs& kwargs = {});
 // Every op in ops.yaml with its schema.
 const std::vector<OpSchema>& ops();
 

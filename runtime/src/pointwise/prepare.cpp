@@ -1,6 +1,7 @@
 // Preparation of a pointwise call: checks, dtype plan, casting and broadcasting of the inputs,
 // and the destination (new tensor, the in-place self, or an out= tensor).
 #include <algorithm>
+#include "kiln/destination.h"
 #include "kiln/pointwise.h"
 
 namespace kiln::pointwise {
@@ -161,19 +162,6 @@ void check_destination(const PointwiseSpec& spec, const Plan& p, const Tensor& d
              " can't be cast to the desired output type ", dtype_name(dst.dtype()));
 }
 
-// out= semantics of PyTorch's resize_: keep the storage when it is big enough, else a new one.
-void resize_out(Tensor& out, IntArrayRef shape) {
-  DimVector strides = contiguous_strides(shape);
-  size_t es = out.element_size();
-  size_t needed = size_t(numel_of(shape) + out.storage_offset()) * es;
-  if (needed <= out.storage()->nbytes()) {
-    out.impl()->set_geometry(shape, strides, out.storage_offset());
-  } else {
-    out.impl()->set_storage(make_ref<StorageImpl>(size_t(numel_of(shape)) * es, out.device()));
-    out.impl()->set_geometry(shape, strides, 0);
-  }
-}
-
 }  // namespace
 
 PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const Tensor*> inputs,
@@ -206,7 +194,7 @@ PointwiseCall prepare_out(const PointwiseSpec& spec, Tensor& out, std::initializ
   check_destination(spec, p, out, "out");
   // inputs are captured as views first, so resizing `out` cannot change what they read
   PointwiseCall call = make_call(spec, p, inputs.begin(), n);
-  if (!out.sizes().equals(p.shape)) resize_out(out, p.shape);
+  if (!out.sizes().equals(p.shape)) support::resize_out(out, p.shape);
   check_no_internal_overlap(spec, out, "out");
   bool direct = out.dtype() == p.out && !any_harmful_overlap(out, call);
   call.out = direct ? out : empty(p.shape, TensorOptions(p.out, p.device));

@@ -53,7 +53,7 @@ std::string bind(const RegistryEntry& e, const std::vector<Value>& args, const K
 }  // namespace
 
 Value call_by_name(const RegistryEntry* entries, size_t n, const std::string& name, const std::vector<Value>& args,
-                   const Kwargs& kwargs) {
+                   const Kwargs& kwargs, Variant variant, const TensorList* out) {
   // "add" tries add's overloads in order (add.Tensor, ...); "add.Tensor" names one, and
   // "prod.default" (as in torch.ops.aten) the one without an overload name.
   const bool has_overload = name.find('.') != std::string::npos;
@@ -66,8 +66,23 @@ Value call_by_name(const RegistryEntry* entries, size_t n, const std::string& na
     const RegistryEntry& e = entries[i];
     if (has_overload ? exact != e.full_name : name != e.name) continue;
     known = true;
+    if (variant == Variant::Out && !e.out_fn) {
+      reasons += detail::cat("\n  ", e.signature, ": has no out= variant");
+      continue;
+    }
+    if (variant == Variant::Inplace && !e.inplace_fn) {
+      reasons += detail::cat("\n  ", e.signature, ": has no in-place variant");
+      continue;
+    }
+    if (variant == Variant::Out && int(out->size()) != e.num_results) {
+      reasons += detail::cat("\n  ", e.signature, ": out= takes ", e.num_results, " tensor(s), got ", out->size());
+      continue;
+    }
     const std::string why = bind(e, args, kwargs, bound);
-    if (why.empty()) return e.fn(bound);
+    if (why.empty()) {
+      if (variant == Variant::Out) return e.out_fn(bound, *out);
+      return variant == Variant::Inplace ? e.inplace_fn(bound) : e.fn(bound);
+    }
     reasons += detail::cat("\n  ", e.signature, ": ", why);
   }
   KILN_CHECK(known, ValueError, name, "", "no op named '", name, "' (kiln::ops() lists them)");

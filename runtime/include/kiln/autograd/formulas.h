@@ -28,6 +28,12 @@ Tensor norm_backward(const Tensor& grad, const Tensor& self, const std::optional
 Tensor logsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim,
                           bool keepdim);
 
+// Scans. cumprod's gradient is exact where self has zeros (each slice's first zero gets the
+// product of the others; later elements get none). logcumsumexp's is computed in log space,
+// as PyTorch's; `reverse` for _logcumsumexp_reverse.
+Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& result);
+Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim, bool reverse);
+
 // nn.
 Tensor softmax_backward_data(const Tensor& grad, const Tensor& result, int64_t dim);
 Tensor log_softmax_backward_data(const Tensor& grad, const Tensor& result, int64_t dim);

@@ -1,0 +1,58 @@
+#ifndef KILN_KERNELS_COMMON_SCAN_RULES_H_
+#define KILN_KERNELS_COMMON_SCAN_RULES_H_
+// The combine rules of the scan family, shared by the CPU and CUDA scan engines
+// (kernels/cpu/scan_engine.h, kernels/cuda/scan_engine.cuh): the math of a scan is written
+// once, here. A rule has
+//   Acc                 the running value,
+//   identity()          the value before the first element,
+//   load(x, k)          element x at position k along the dim as an Acc,
+//   combine(a, b)       a then b (b later in scan order); associative, since CUDA combines
+//                       chunks of a row in a tree,
+//   value(a)            what is stored in the result,
+//   kDefined            whether the rule exists for element type T (engines instantiate no more).
+#include <cstdint>
+#include <type_traits>
+#include "kernels/common/math.h"
+#include "kiln/dtype.h"
+
+namespace kiln::scan {
+
+template <typename T>
+struct Sum {
+  static constexpr bool kDefined = !std::is_same_v<T, bool>;  // the meta step refuses bool sums
+  using Acc = opmath_t<T>;
+  KILN_HOST_DEVICE static Acc identity() { return Acc(0); }
+  KILN_HOST_DEVICE static Acc load(T x, int64_t) { return Acc(x); }
+  KILN_HOST_DEVICE static Acc combine(Acc a, Acc b) { return a + b; }
+  KILN_HOST_DEVICE static Acc value(Acc a) { return a; }
+};
+
+template <typename T>
+struct Prod {
+  static constexpr bool kDefined = !std::is_same_v<T, bool>;
+  using Acc = opmath_t<T>;
+  KILN_HOST_DEVICE static Acc identity() { return Acc(1); }
+  KILN_HOST_DEVICE static Acc load(T x, int64_t) { return Acc(x); }
+  KILN_HOST_DEVICE static Acc combine(Acc a, Acc b) { return a * b; }
+  KILN_HOST_DEVICE static Acc value(Acc a) { return a; }
+};
+
+// log(exp(a) + exp(b)) without overflow, as PyTorch's logcumsumexp: NaN propagates, and two
+// equal infinities give themselves (inf - inf would be NaN).
+template <typename T>
+struct LogAddExp {
+  static constexpr bool kDefined = std::is_floating_point_v<opmath_t<T>>;
+  using Acc = opmath_t<T>;
+  KILN_HOST_DEVICE static Acc identity() { return -math::FloatLimits<Acc>::inf; }
+  KILN_HOST_DEVICE static Acc load(T x, int64_t) { return Acc(x); }
+  KILN_HOST_DEVICE static Acc combine(Acc a, Acc b) {
+    if (math::isnan(a) || math::isnan(b)) return math::isnan(a) ? a : b;
+    const Acc lo = a < b ? a : b, hi = a < b ? b : a;
+    if (lo == hi && !math::isfinite(lo)) return hi;
+    return hi + math::log1p(math::exp(lo - hi));
+  }
+  KILN_HOST_DEVICE static Acc value(Acc a) { return a; }
+};
+
+}  // namespace kiln::scan
+#endif  // KILN_KERNELS_COMMON_SCAN_RULES_H_

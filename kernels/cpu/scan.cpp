@@ -1,0 +1,28 @@
+// Scans along one dim on CPU: each kernel names its combine rule (kernels/common/scan_rules.h)
+// and the engine (scan_engine.h) does the rest.
+#include "kernels/cpu/scan_engine.h"
+#include "kiln/gen/cpu_kernels.h"
+
+namespace kiln::cpu {
+
+void cumsum(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self) {
+  scan_values<scan::Sum>(plan, out, self, "cumsum");
+}
+
+void _cumsum_reverse(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self) {
+  scan_values<scan::Sum, /*kReverse=*/true>(plan, out, self, "_cumsum_reverse");
+}
+
+void cumprod(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self) {
+  scan_values<scan::Prod>(plan, out, self, "cumprod");
+}
+
+void logcumsumexp(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self) {
+  scan_values<scan::LogAddExp>(plan, out, self, "logcumsumexp");
+}
+
+void _logcumsumexp_reverse(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self) {
+  scan_values<scan::LogAddExp, /*kReverse=*/true>(plan, out, self, "_logcumsumexp_reverse");
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,24 @@
+#ifndef KILN_RUNTIME_INCLUDE_KILN_DESTINATION_H_
+#define KILN_RUNTIME_INCLUDE_KILN_DESTINATION_H_
+// Writing an op's result into a tensor the caller gave (out=, in-place), with PyTorch's rules.
+// Used by generated op code; not part of the public API.
+#include <initializer_list>
+#include "kiln/tensor.h"
+
+namespace kiln::support {
+
+// PyTorch's resize_ for out=: keep the storage when it is big enough, else a new one.
+void resize_out(Tensor& out, IntArrayRef shape);
+
+// Checks `dst` (argument `arg` of `op`) for a result of `sizes` and `dtype` on `device`: same
+// device, `dtype` castable to dst's, no two elements at one address, and the shape (resized
+// when `resize`, as out= does; an in-place destination must already have it). Returns the
+// tensor to compute into: `dst` itself when it is contiguous, of `dtype`, and shares no
+// storage with `inputs`; else a fresh one, which finish_destination copies into `dst`.
+// Nothing is written to `dst` here, so a kernel that fails leaves it as it was.
+Tensor prepare_destination(const char* op, const char* arg, Tensor& dst, IntArrayRef sizes, DType dtype, Device device,
+                           bool resize, std::initializer_list<const Tensor*> inputs);
+void finish_destination(const Tensor& written, Tensor& dst);
+
+}  // namespace kiln::support
+#endif  // KILN_RUNTIME_INCLUDE_KILN_DESTINATION_H_

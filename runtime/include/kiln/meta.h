@@ -1,0 +1,6 @@
+#ifndef KILN_RUNTIME_INCLUDE_KILN_META_H_
+#define KILN_RUNTIME_INCLUDE_KILN_META_H_
+// The meta steps of structured kernel ops, one header per family: the device-independent part
+// of a kernel op (argument checks, dims, dtypes, result shapes) that every backend shares.
+#include "kiln/meta/scan.h"
+#endif  // KILN_RUNTIME_INCLUDE_KILN_META_H_

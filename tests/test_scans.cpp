@@ -1,0 +1,93 @@
+// The scan family through its structured path (meta: scan): cumsum, cumprod, logcumsumexp and
+// their out= and in-place variants. Expected values are computed with PyTorch 1.13 and
+// hard-coded; the generated op tests check every dtype against stored references.
+#include <doctest/doctest.h>
+
+#include <limits>
+#include <vector>
+#include "kiln/kiln.h"
+#include "support/test_helpers.h"
+
+using namespace kiln;
+using kiln::testing::error_text;
+using kiln::testing::expect_values;
+using kiln::testing::has;
+
+namespace {
+const double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+}  // namespace
+
+TEST_CASE("cumprod: the gradient is exact where a slice holds zeros") {
+  Tensor x = from_vector<double>({2, 0, 3, 0, 5, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4}, {3, 5}).requires_grad_();
+  Tensor y = cumprod(x, 1);
+  expect_values(y, {3, 5}, {2, 0, 0, 0, 0, 1, 2, 6, 24, 120, 0, 0, 0, 0, 0});
+  y.backward(from_vector<double>({1, 2, 3, 4, 5, 1, -1, 1, -1, 1, 0.5, 1, 1.5, 2, 2.5}, {3, 5}));
+  expect_values(x.grad(), {3, 5}, {1, 22, 0, 0, 0, 101, 50, 34, 24, 24, 76.5, 0, 0, 0, 0}, 1e-12);
+}
+
+TEST_CASE("logcumsumexp: infinities and NaN as PyTorch, no overflow") {
+  Tensor z = from_vector<float>({-INFINITY, -INFINITY, 0, INFINITY, 1, NAN, 2}, {7});
+  expect_values(logcumsumexp(z, 0), {7}, {-kInf, -kInf, 0, kInf, kInf, kNaN, kNaN});
+  Tensor w = from_vector<float>({1000, 1000, -1000}, {3});
+  expect_values(logcumsumexp(w, 0), {3}, {1000, 1000.6931762695312, 1000.6931762695312}, 1e-7);
+}
+
+TEST_CASE("scans: out= and in-place compute in the destination's dtype, as PyTorch's") {
+  Tensor a = from_vector<int32_t>({1, 2, 3}, {3});
+  a.cumsum_(0);
+  CHECK(a.dtype() == kInt32);
+  expect_values(a, {3}, {1, 3, 6});
+
+  Tensor out = empty({0}, TensorOptions(kFloat64));  // resized, and the int64 input cast to float64
+  cumsum_out(out, from_vector<int64_t>({1, 2, 3}, {3}), 0);
+  CHECK(out.dtype() == kFloat64);
+  expect_values(out, {3}, {1, 3, 6});
+
+  Tensor iout = empty({3}, TensorOptions(kInt64));  // a float input is cast to the int64 out first
+  cumsum_out(iout, from_vector<float>({1.5f, 2, 3}, {3}), 0);
+  expect_values(iout, {3}, {1, 3, 6});
+
+  // A non-contiguous out= is written through a temporary.
+  Tensor wide = zeros({3, 2});
+  Tensor column = wide.select(1, 1);
+  cumprod_out(column, from_vector<float>({1, 2, 3}, {3}), 0);
+  expect_values(wide, {3, 2}, {0, 1, 0, 2, 0, 6});
+}
+
+TEST_CASE("scans: refused variants leave their operands as they were") {
+  Tensor x = from_vector<float>({1, 2, 3}, {3});
+  Tensor out = from_vector<int32_t>({7, 8, 9}, {3});
+  // a float64 result cannot go into an int32 tensor
+  CHECK(has(error_text<DTypeError>([&] { cumsum_out(out, x, 0, kFloat64); }), "can't be cast"));
+  expect_values(out, {3}, {7, 8, 9});
+  CHECK(has(error_text<IndexError>([&] { x.cumsum_(1); }), "dim"));
+  expect_values(x, {3}, {1, 2, 3});
+  Tensor leaf = from_vector<float>({1, 2, 3}, {3}).requires_grad_();
+  CHECK(has(error_text<AutogradError>([&] { leaf.cumsum_(0); }), "leaf"));
+  CHECK(has(error_text<AutogradError>([&] { cumsum_out(out, leaf, 0); }), "out="));
+  Tensor b = from_vector<bool>({true, false}, {2});
+  CHECK(has(error_text<DTypeError>([&] { cumsum(b, 0, kBool); }), "bool"));
+}
+
+TEST_CASE("scans: in-place under autograd records the op on the non-leaf") {
+  Tensor x = from_vector<double>({1, 2, 3}, {3}).requires_grad_();
+  Tensor y = x * 2;
+  y.cumprod_(0);  // [2, 8, 48]
+  expect_values(y, {3}, {2, 8, 48});
+  sum(y).backward();
+  // d/dx of 2x0 + 4x0x1 + 8x0x1x2 at (1, 2, 3): [2 + 8 + 48, 4 + 24, 16]
+  expect_values(x.grad(), {3}, {58, 28, 16}, 1e-12);
+}
+
+TEST_CASE("scans: call by name reaches the out= and in-place variants") {
+  Tensor x = from_vector<float>({1, 2, 3}, {3});
+  Tensor out = empty({0});
+  call_out("cumsum", {out}, {Value(x), Value(int64_t(0))});
+  expect_values(out, {3}, {1, 3, 6});
+  Tensor y = x.clone();
+  call_inplace("logcumsumexp", {Value(y), Value(int64_t(0))});
+  expect_values(y, {3}, {1, 2.3132617, 3.4076059}, 1e-6);
+  CHECK(has(error_text<ValueError>([&] { call_inplace("_cumsum_reverse", {Value(y), Value(int64_t(0))}); }),
+            "no in-place variant"));
+}
