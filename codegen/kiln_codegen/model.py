@@ -27,13 +27,18 @@ OP_KEYS = {
     "signature", "family", "dtypes", "cuda_dtypes", "backends", "pointwise", "kernel", "native", "composite",
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
+    "result_dtype", "identity",
 }
 TOP_KEYS = {"dtype_groups", "ops"}
 # Meta families of structured kernel ops (`kernel:` + `meta:`): the shared, device-independent
 # step in runtime/include/kiln/meta/<family>.h, the arguments it consumes, and whether an
 # in-place variant is legal (the result has self's shape).
 META_FAMILIES = {
-    "scan": dict(args=["self", "dim", "dtype"], required=["self", "dim"], inplace=True),
+    "scan": dict(args={"self": ["Tensor"], "dim": ["int"], "dtype": ["ScalarType?"]},
+                 required=["self", "dim"], inplace=True, results=["self", "accumulate"]),
+    "reduction": dict(args={"self": ["Tensor"], "dim": ["int", "int?", "int[]", "int[1]", "int[]?", "int[1]?"],
+                            "keepdim": ["bool"], "dtype": ["ScalarType?"]},
+                      required=["self"], inplace=False, results=["self", "inexact", "accumulate", "real", "logical", "int64"]),
 }
 OPERATORS = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^", "<<", ">>", "~"}
 DEFAULT_DOMAIN = [-2.0, 2.0]
@@ -65,6 +70,8 @@ class Op:
     special_values: bool = False
     cuda_dtypes: List[str] = field(default_factory=list)  # the CUDA kernel's dtypes (default: dtypes)
     meta: Optional[str] = None     # kernel ops: the meta family of a structured kernel
+    result_dtype: str = "self"     # structured ops: how the result dtype follows from self's
+    identity: bool = True          # reductions: false when reducing nothing is an error (max, argmax)
 
     @property
     def structured(self):
@@ -187,18 +194,27 @@ def _check_meta(op, raw, errors):
         errors.append(RegistryError(where, f"{op.full_name}: unknown meta family '{op.meta}'",
                                     f"meta families: {', '.join(META_FAMILIES)}"))
         return
-    expected = {"self": "Tensor", "dim": "int", "dtype": "ScalarType?"}
     names = [a.name for a in op.sig.arguments]
     for a in op.sig.arguments:
-        if a.name not in fam["args"]:
-            errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' takes {', '.join(fam['args'])}; "
-                                        f"it has no place for argument '{a.name}'"))
-        elif a.type.schema().replace("(a)", "") != expected[a.name]:
-            errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' wants '{a.name}' as {expected[a.name]}, "
-                                        f"got {a.type.schema()}"))
+        wanted = fam["args"].get(a.name)
+        if wanted is None:
+            if a.type.is_tensor or a.type.is_tensor_list:
+                errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' reads one Tensor, self; "
+                                            f"it has no place for '{a.name}'"))
+        elif a.type.schema().replace("(a)", "") not in wanted:
+            errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' wants '{a.name}' as "
+                                        f"{' or '.join(wanted)}, got {a.type.schema()}"))
     for r in fam["required"]:
         if r not in names:
             errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' needs an argument '{r}'"))
+    op.result_dtype = str(raw.get("result_dtype", "self"))
+    if op.result_dtype not in fam["results"]:
+        errors.append(RegistryError(raw.line_of("result_dtype") if "result_dtype" in raw else where,
+                                    f"{op.full_name}: meta '{op.meta}' has no result_dtype '{op.result_dtype}'",
+                                    f"result_dtype: {', '.join(fam['results'])}"))
+    op.identity = bool(raw.get("identity", True))
+    if "identity" in raw and op.meta != "reduction":
+        errors.append(RegistryError(raw.line_of("identity"), f"{op.full_name}: 'identity' applies to meta: reduction only"))
     returns = [r.type.schema() for r in op.sig.returns]
     two = len(returns) == 2 and [r.name for r in op.sig.returns] == ["values", "indices"]
     if returns != ["Tensor"] and not (two and returns == ["Tensor", "Tensor"]):
@@ -409,6 +425,9 @@ def _parse_op(raw, groups, ctx, errors):
                 errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: no derivative for input '{a.name}'",
                                             "add a formula, or list it under non_differentiable"))
     op.gradgrad = bool(raw.get("gradgrad", True))
+    for key in ("result_dtype", "identity"):
+        if key in raw and "meta" not in raw:
+            errors.append(RegistryError(raw.line_of(key), f"{sig.full_name}: '{key}' applies to structured kernel ops (meta:) only"))
     if "meta" in raw:
         op.meta = str(raw["meta"])
         _check_meta(op, raw, errors)

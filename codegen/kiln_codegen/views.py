@@ -1,6 +1,6 @@
 """Per-op facts the templates need, computed once from the model."""
 from . import cpp, formulas
-from .model import COMPLEX, DTYPES, FLOATING, INTEGRAL, normalized_samples
+from .model import COMPLEX, DTYPES, FLOATING, INTEGRAL, META_FAMILIES, normalized_samples
 
 PROMOTION_ENUM = {"default": "Default", "int_to_float": "IntToFloat", "bool_result": "BoolResult",
                   "complex_to_real": "ComplexToReal", "self": "SelfDType"}
@@ -257,7 +257,7 @@ class OpView:
         op = self.op
         if not op.structured:
             return
-        self.plan_type = "meta::" + camel(op.meta) + "Plan"
+        self.plan_type = {"scan": "meta::ScanPlan", "reduction": "meta::ReducePlan"}[op.meta]
         # results in return order: (name in the out= signature, dtype expression)
         if self.multi_output:
             self.results = [dict(name=r.name, dtype="DType::Int64" if r.name == "indices" else "plan.dtype")
@@ -265,10 +265,16 @@ class OpView:
         else:
             self.results = [dict(name="out", dtype="plan.dtype")]
         self.kernel_inputs = [a.name for a in op.sig.arguments if a.type.is_tensor]
+        # arguments the meta step does not consume go to the kernel as they are (var's correction)
+        consumed = META_FAMILIES[op.meta]["args"]
+        extra = [a for a in op.sig.arguments if a.name not in consumed]
+        self.kernel_extra = [a.name for a in extra]
         n = len(self.results)
-        self.kernel_param_types = ", ".join([f"const {self.plan_type}&"] + ["const Tensor&"] * (n + len(self.kernel_inputs)))
+        self.kernel_param_types = ", ".join([f"const {self.plan_type}&"] + ["const Tensor&"] * (n + len(self.kernel_inputs))
+                                            + [cpp.param_type(a.type) for a in extra])
         self.kernel_params = ", ".join([f"const {self.plan_type}& plan"] + [f"const Tensor& {r['name']}" for r in self.results]
-                                       + [f"const Tensor& {t}" for t in self.kernel_inputs])
+                                       + [f"const Tensor& {t}" for t in self.kernel_inputs]
+                                       + [f"{cpp.param_type(a.type)} {a.name}" for a in extra])
         self.out_ret = "Tensor&" if n == 1 else "std::tuple<" + ", ".join(["Tensor&"] * n) + ">"
         self.out_params_prefix = ", ".join(f"Tensor& {r['name']}" for r in self.results)
 

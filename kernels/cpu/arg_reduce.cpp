@@ -72,11 +72,12 @@ struct ArgReducer {
   }
 };
 
-// Values (optional) and int64 indices of the max/min along the reduction `rd` of `in`.
+// Values (optional) and int64 indices of the max/min along the reduction `plan` of `in`.
 // `in` must reduce over a single dim, or be contiguous when reducing all (flat indices).
 template <bool kMax>
-void arg_reduce(const Tensor& in, const ReduceDims& rd, Tensor* values, Tensor& indices, const char* op) {
-  ReducePlan plan = make_reduce_plan(in, rd);
+void arg_reduce(const meta::ReducePlan& plan, const Tensor& in, const Tensor* values, const Tensor& indices,
+                const char* op) {
+  ReduceLoops loops = make_reduce_loops(in, plan);
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_complex_v<T>) {
@@ -84,53 +85,26 @@ void arg_reduce(const Tensor& in, const ReduceDims& rd, Tensor* values, Tensor& 
     } else {
       ArgReducer<T, kMax> red{values ? static_cast<T*>(values->data_ptr()) : nullptr,
                               static_cast<int64_t*>(indices.data_ptr())};
-      run_reduce(plan, static_cast<const T*>(in.data_ptr()), red);
+      run_reduce(loops, static_cast<const T*>(in.data_ptr()), red);
     }
   });
 }
 
-template <bool kMax>
-std::tuple<Tensor, Tensor> minmax_dim(const Tensor& self, int64_t dim, bool keepdim, const char* op) {
-  ReduceDims rd = reduce_one_dim(self, dim, keepdim, op);
-  check_nonempty_reduction(self, rd, false, op);
-  Tensor values = empty(rd.out_sizes, TensorOptions(self.dtype()));
-  Tensor indices = empty(rd.out_sizes, TensorOptions(DType::Int64));
-  arg_reduce<kMax>(self, rd, &values, indices, op);
-  return {values, indices};
-}
-
-template <bool kMax>
-Tensor arg(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const char* op) {
-  if (dim) {
-    ReduceDims rd = reduce_one_dim(self, *dim, keepdim, op);
-    check_nonempty_reduction(self, rd, false, op);
-    Tensor indices = empty(rd.out_sizes, TensorOptions(DType::Int64));
-    arg_reduce<kMax>(self, rd, nullptr, indices, op);
-    return indices;
-  }
-  // dim=None: index into the flattened tensor (keepdim keeps every dim as size 1).
-  KILN_CHECK(self.numel() != 0, IndexError, op, "self", op,
-             "(): Expected reduction dim to be specified for input.numel() == 0.");
-  Tensor flat = dense(self);
-  ReduceDims rd = reduce_dims(flat, IntArrayRef(), keepdim, op);
-  Tensor indices = empty(rd.out_sizes, TensorOptions(DType::Int64));
-  arg_reduce<kMax>(flat, rd, nullptr, indices, op);
-  return indices;
-}
-
 }  // namespace
 
-std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return minmax_dim<true>(self, dim, keepdim, "max");
+void max_dim(const meta::ReducePlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self) {
+  arg_reduce<true>(plan, self, &values, indices, "max");
 }
-std::tuple<Tensor, Tensor> min_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return minmax_dim<false>(self, dim, keepdim, "min");
+void min_dim(const meta::ReducePlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self) {
+  arg_reduce<false>(plan, self, &values, indices, "min");
 }
-Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return arg<true>(self, dim, keepdim, "argmax");
+// dim=None reduces every dim: the index is into the flattened tensor, so the walk must be in
+// row-major order (a contiguous copy).
+void argmax(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+  arg_reduce<true>(plan, plan.all_dims ? dense(self) : self, nullptr, out, "argmax");
 }
-Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return arg<false>(self, dim, keepdim, "argmin");
+void argmin(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+  arg_reduce<false>(plan, plan.all_dims ? dense(self) : self, nullptr, out, "argmin");
 }
 
 }  // namespace kiln::cpu

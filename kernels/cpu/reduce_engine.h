@@ -2,7 +2,7 @@
 #define KILN_KERNELS_CPU_REDUCE_ENGINE_H_
 // The CPU reduction engine: one loop nest for every reduction kernel.
 //
-// A plan splits the input's dims into kept dims (one per output element) and reduced dims,
+// make_reduce_loops splits the input's dims into kept dims (one per output element) and reduced dims,
 // drops size-1 dims, orders both by input stride and merges dims that are contiguous with
 // each other. A Reducer supplies the arithmetic:
 //
@@ -25,18 +25,19 @@
 #include <algorithm>
 #include <utility>
 #include <vector>
-#include "kernels/cpu/reduce_dims.h"
+#include "kiln/meta/reduction.h"
+#include "kiln/tensor.h"
 
 namespace kiln::cpu {
 
-struct ReducePlan {
+struct ReduceLoops {
   DimVector ksize, kin, kout;  // kept dims, innermost first: size, input stride, output stride
   DimVector rsize, rin;        // reduced dims, innermost first: size, input stride
   int64_t out_numel = 1, red_numel = 1;
 };
 
-inline ReducePlan make_reduce_plan(const Tensor& in, const ReduceDims& rd) {
-  ReducePlan p;
+inline ReduceLoops make_reduce_loops(const Tensor& in, const meta::ReducePlan& rd) {
+  ReduceLoops p;
   const int64_t nd = in.dim();
   IntArrayRef sizes = in.sizes(), strides = in.strides();
   struct D { int64_t size, in, out; };
@@ -94,10 +95,10 @@ inline constexpr int64_t kFewTasks = 16;     // below this, also split the reduc
 
 // Multi-index over the kept dims carrying the input and output offsets.
 struct KeptCursor {
-  const ReducePlan& p;
+  const ReduceLoops& p;
   DimVector idx;
   int64_t in = 0, out = 0;
-  KeptCursor(const ReducePlan& plan, int64_t linear) : p(plan), idx(plan.ksize.size(), 0) {
+  KeptCursor(const ReduceLoops& plan, int64_t linear) : p(plan), idx(plan.ksize.size(), 0) {
     for (size_t d = 0; d < p.ksize.size(); ++d) {
       idx[d] = linear % p.ksize[d];
       linear /= p.ksize[d];
@@ -120,7 +121,7 @@ struct KeptCursor {
 // Calls fn(offset, n, stride, r) for runs along the innermost reduced dim covering the
 // linear reduction indices [r0, r1).
 template <typename F>
-void for_each_reduced_run(const ReducePlan& p, int64_t r0, int64_t r1, F&& fn) {
+void for_each_reduced_run(const ReduceLoops& p, int64_t r0, int64_t r1, F&& fn) {
   if (r0 >= r1) return;
   const int64_t n0 = p.rsize[0], s0 = p.rin[0];
   const size_t nd = p.rsize.size();
@@ -149,7 +150,7 @@ void for_each_reduced_run(const ReducePlan& p, int64_t r0, int64_t r1, F&& fn) {
 // Accumulates outputs [o0, o1) over reduction indices [r0, r1); sink(i, out_off, acc) receives
 // each result (i counts from 0 within the range).
 template <typename R, typename Sink>
-void compute_range(const ReducePlan& p, const typename R::in_t* in, const R& red, bool vertical, int64_t o0,
+void compute_range(const ReduceLoops& p, const typename R::in_t* in, const R& red, bool vertical, int64_t o0,
                    int64_t o1, int64_t r0, int64_t r1, Sink&& sink) {
   using acc_t = typename R::acc_t;
   using in_t = typename R::in_t;
@@ -206,7 +207,7 @@ void compute_range(const ReducePlan& p, const typename R::in_t* in, const R& red
 
 // Runs reducer `red` over `in` (the data pointer of the tensor the plan was made from).
 template <typename R>
-void run_reduce(const ReducePlan& p, const typename R::in_t* in, const R& red) {
+void run_reduce(const ReduceLoops& p, const typename R::in_t* in, const R& red) {
   using namespace reduce_detail;
   using acc_t = typename R::acc_t;
   const int64_t O = p.out_numel, N = p.red_numel;

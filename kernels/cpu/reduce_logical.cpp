@@ -1,5 +1,5 @@
 // all, any (whole tensor and along a dim) and count_nonzero on CPU.
-// all/any return bool, except uint8 inputs which give uint8 (PyTorch 1.13 keeps that legacy).
+// all/any return bool, except uint8 inputs which give uint8 (the meta step's Logical rule).
 #include "kiln/gen/cpu_kernels.h"
 #include "kernels/cpu/reducers.h"
 
@@ -39,45 +39,35 @@ struct CountNonzeroReducer {
 };
 
 template <bool kAll>
-Tensor logical(const Tensor& self, const ReduceDims& rd) {
-  const bool as_uint8 = self.dtype() == DType::UInt8;
-  Tensor out = empty(rd.out_sizes, TensorOptions(as_uint8 ? DType::UInt8 : DType::Bool));
-  ReducePlan plan = make_reduce_plan(self, rd);
+void logical(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+  ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* src = static_cast<const T*>(self.data_ptr());
-    if (as_uint8) {
+    if (plan.dtype == DType::UInt8) {
       LogicalReducer<T, uint8_t, kAll> red{static_cast<uint8_t*>(out.data_ptr())};
-      run_reduce(plan, src, red);
+      run_reduce(loops, src, red);
     } else {
       LogicalReducer<T, bool, kAll> red{static_cast<bool*>(out.data_ptr())};
-      run_reduce(plan, src, red);
+      run_reduce(loops, src, red);
     }
   });
-  return out;
 }
 
 }  // namespace
 
-Tensor all_all(const Tensor& self) { return logical<true>(self, reduce_dims(self, IntArrayRef(), false, "all")); }
-Tensor any_all(const Tensor& self) { return logical<false>(self, reduce_dims(self, IntArrayRef(), false, "any")); }
-Tensor all_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return logical<true>(self, reduce_one_dim(self, dim, keepdim, "all"));
-}
-Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return logical<false>(self, reduce_one_dim(self, dim, keepdim, "any"));
-}
+void all_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<true>(plan, out, self); }
+void any_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<false>(plan, out, self); }
+void all_dim(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<true>(plan, out, self); }
+void any_dim(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<false>(plan, out, self); }
 
-Tensor count_nonzero(const Tensor& self, OptIntList dim) {
-  ReduceDims rd = reduce_dims(self, dim, false, "count_nonzero");
-  Tensor out = empty(rd.out_sizes, TensorOptions(DType::Int64));
-  ReducePlan plan = make_reduce_plan(self, rd);
+void count_nonzero(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+  ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     CountNonzeroReducer<T> red{static_cast<int64_t*>(out.data_ptr())};
-    run_reduce(plan, static_cast<const T*>(self.data_ptr()), red);
+    run_reduce(loops, static_cast<const T*>(self.data_ptr()), red);
   });
-  return out;
 }
 
 }  // namespace kiln::cpu

@@ -121,7 +121,7 @@ struct ExpSumReducer {
 };
 
 template <typename T, NormKind K>
-void run_norm(const ReducePlan& plan, const Tensor& self, Tensor& out, double p, int64_t count) {
+void run_norm(const ReduceLoops& plan, const Tensor& self, const Tensor& out, double p, int64_t count) {
   using Out = real_t<T>;
   NormReducer<T, Out, K> red{static_cast<Out*>(out.data_ptr()), p, count};
   run_reduce(plan, static_cast<const T*>(self.data_ptr()), red);
@@ -129,12 +129,10 @@ void run_norm(const ReducePlan& plan, const Tensor& self, Tensor& out, double p,
 
 }  // namespace
 
-Tensor var(const Tensor& self, OptIntList dim, const std::optional<Scalar>& correction, bool keepdim) {
-  ReduceDims rd = reduce_dims(self, dim, keepdim, "var");
+void var(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const std::optional<Scalar>& correction) {
   const double c = correction ? correction->to_double() : 1.0;
-  const int64_t n = rd.reduced_numel;
-  Tensor out = empty(rd.out_sizes, TensorOptions(to_real(self.dtype())));
-  ReducePlan plan = make_reduce_plan(self, rd);
+  const int64_t n = plan.reduced_numel;
+  ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_inexact(dtype_of<T>)) {
@@ -143,48 +141,41 @@ Tensor var(const Tensor& self, OptIntList dim, const std::optional<Scalar>& corr
       using M = stat_t<T>;
       using Out = real_t<T>;
       const T* src = static_cast<const T*>(self.data_ptr());
-      std::vector<M> means(size_t(plan.out_numel));
+      std::vector<M> means(size_t(loops.out_numel));
       SumReducer<T, M, true> mean_red{means.data(), n};
-      run_reduce(plan, src, mean_red);
+      run_reduce(loops, src, mean_red);
       SquaredDeviationReducer<T, Out> dev{static_cast<Out*>(out.data_ptr()), means.data(),
                                           std::max(0.0, double(n) - c)};
-      run_reduce(plan, src, dev);
+      run_reduce(loops, src, dev);
     }
   });
-  return out;
 }
 
-Tensor norm(const Tensor& self, const std::optional<Scalar>& p, OptIntList dim, bool keepdim) {
-  KILN_CHECK(!p || !p->is_complex(), ValueError, "norm", "p", "expected p to be an integer or float, got ", p->str());
-  const double pv = p ? p->to_double() : 2.0;
-  ReduceDims rd = reduce_dims(self, dim, keepdim, "norm");
-  Tensor out = empty(rd.out_sizes, TensorOptions(to_real(self.dtype())));
-  ReducePlan plan = make_reduce_plan(self, rd);
-  const int64_t count = rd.reduced_numel;
+void norm(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const std::optional<Scalar>& p) {
+  const double pv = meta::norm_order("norm", p);
+  ReduceLoops loops = make_reduce_loops(self, plan);
+  const int64_t count = plan.reduced_numel;
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_inexact(dtype_of<T>)) {
       KILN_FAIL(DTypeError, "norm", "self", "expected a floating point or complex tensor, got ", dtype_name(self.dtype()));
     } else if (pv == 2.0) {
-      run_norm<T, NormKind::Two>(plan, self, out, pv, count);
+      run_norm<T, NormKind::Two>(loops, self, out, pv, count);
     } else if (pv == 1.0) {
-      run_norm<T, NormKind::One>(plan, self, out, pv, count);
+      run_norm<T, NormKind::One>(loops, self, out, pv, count);
     } else if (pv == 0.0) {
-      run_norm<T, NormKind::Zero>(plan, self, out, pv, count);
+      run_norm<T, NormKind::Zero>(loops, self, out, pv, count);
     } else if (std::isinf(pv)) {
-      if (pv > 0) run_norm<T, NormKind::Inf>(plan, self, out, pv, count);
-      else run_norm<T, NormKind::NegInf>(plan, self, out, pv, count);
+      if (pv > 0) run_norm<T, NormKind::Inf>(loops, self, out, pv, count);
+      else run_norm<T, NormKind::NegInf>(loops, self, out, pv, count);
     } else {
-      run_norm<T, NormKind::General>(plan, self, out, pv, count);
+      run_norm<T, NormKind::General>(loops, self, out, pv, count);
     }
   });
-  return out;
 }
 
-Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
-  ReduceDims rd = reduce_dims(self, dim, keepdim, "logsumexp");
-  Tensor out = empty(rd.out_sizes, TensorOptions(self.dtype()));
-  ReducePlan plan = make_reduce_plan(self, rd);
+void logsumexp(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+  ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_floating(dtype_of<T>)) {
@@ -192,14 +183,13 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
     } else {
       using C = opmath_t<T>;
       const T* src = static_cast<const T*>(self.data_ptr());
-      std::vector<C> maxes(size_t(plan.out_numel));
+      std::vector<C> maxes(size_t(loops.out_numel));
       MinMaxReducer<T, true, C> max_red{maxes.data()};
-      run_reduce(plan, src, max_red);
+      run_reduce(loops, src, max_red);
       ExpSumReducer<T> exp_red{static_cast<T*>(out.data_ptr()), maxes.data()};
-      run_reduce(plan, src, exp_red);
+      run_reduce(loops, src, exp_red);
     }
   });
-  return out;
 }
 
 }  // namespace kiln::cpu

@@ -1,12 +1,11 @@
 // Reductions on CUDA: sum, mean, prod, amax/amin, max/min (all and along a dim, with indices),
 // argmax/argmin, all/any, logsumexp and var, in every dtype the CPU takes (complex: sum, prod,
-// mean, all/any and var). Argument rules, result shapes and dtypes are the
-// CPU's (kernels/cpu/reduce_dims.h, kernel_utils.h); the input is laid out as rows or columns
+// mean, all/any and var). Argument rules, result shapes and dtypes come from the meta step
+// (kiln/meta/reduction.h), shared with the CPU; the input is laid out as rows or columns
 // (reduce_layout.cuh) and reduced by the kernels of reduce.cuh. logsumexp and var are two
 // reductions: the row's max (or mean), then the sum of exp(x - max) (or (x - mean)^2).
 #include <cuda_runtime.h>
 #include <tuple>
-#include "kernels/cpu/kernel_utils.h"
 #include "kernels/cuda/reduce_layout.cuh"
 #include "kiln/gen/cuda_kernels.h"
 #include "runtime/src/cuda/cuda_context.h"
@@ -15,7 +14,6 @@
 namespace kiln::cuda {
 namespace {
 
-using cpu::ReduceDims;
 using namespace reduce_detail;
 
 // ---- loads: element -> accumulator
@@ -84,15 +82,14 @@ Tensor per_row_scratch(int64_t rows, Device device) {
   return empty({rows * int64_t(sizeof(Acc))}, TensorOptions(DType::UInt8, device));
 }
 
-// sum / prod (Op) or mean of `in` (already cast as dtype= asks) into out_dtype.
+// sum / prod (Op) or mean of `in` (already cast as dtype= asks) into out.
 template <template <typename> class Op, bool kMean>
-Tensor sum_like(const Tensor& in, const ReduceDims& rd, DType out_dtype, const char* op) {
+void sum_like(const meta::ReducePlan& plan, const Tensor& out, const Tensor& in, const char* op) {
   detail::check_device(in.device().index, op);
-  Tensor out = empty(rd.out_sizes, TensorOptions(out_dtype, in.device()));
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return;
   const int dev = in.device().index;
   DeviceGuard guard(dev);
-  Rows r = as_rows(in, rd);
+  Rows r = as_rows(in, plan);
   if constexpr (kMean) {
     visit<kFloats | kComplex>(in.dtype(), op, [&](auto tag) {
       using T = decltype(tag);
@@ -105,7 +102,7 @@ Tensor sum_like(const Tensor& in, const ReduceDims& rd, DType out_dtype, const c
       using T = decltype(tag);
       using Acc = acc_t<T>;
       if constexpr (std::is_integral_v<T>) {
-        if (out_dtype != in.dtype()) {  // integers accumulate into int64
+        if (plan.dtype != in.dtype()) {  // integers accumulate into int64
           reduce_layout<Acc, T>(r, Op<Acc>{}, CastLoad<Acc>{}, CastStore<int64_t>{mut<int64_t>(out)},
                            dev, op);
           return;
@@ -114,36 +111,34 @@ Tensor sum_like(const Tensor& in, const ReduceDims& rd, DType out_dtype, const c
       reduce_layout<Acc, T>(r, Op<Acc>{}, CastLoad<Acc>{}, CastStore<T>{mut<T>(out)}, dev, op);
     });
   }
-  return out;
 }
 
 template <bool kMax>
-Tensor minmax(const Tensor& self, IntArrayRef dim, bool keepdim, const char* op) {
-  ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, op);
-  cpu::check_nonempty_reduction(self, rd, dim.empty(), op);
+void minmax(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const char* op) {
   detail::check_device(self.device().index, op);
-  Tensor out = empty(rd.out_sizes, TensorOptions(self.dtype(), self.device()));
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return;
   const int dev = self.device().index;
   DeviceGuard guard(dev);
-  Rows r = as_rows(self, rd);
+  Rows r = as_rows(self, plan);
   visit<kReal>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
     reduce_layout<Acc, T>(r, MinMaxOp<Acc, kMax>{}, CastLoad<Acc>{}, CastStore<T>{mut<T>(out)},
                      dev, op);
   });
-  return out;
 }
 
-// Indices (and values) of the max/min along the reduced dims of rd.
+// Indices (and values) of the max/min along the reduced dims of plan. Reducing every dim
+// (argmax with dim=None) indexes the flattened tensor, so the input is read row-major.
 template <bool kMax>
-void arg_reduce(const Tensor& in, const ReduceDims& rd, Tensor* values, Tensor& indices, const char* op) {
+void arg_reduce(const meta::ReducePlan& plan, const Tensor& self, const Tensor* values, const Tensor& indices,
+                const char* op) {
+  detail::check_device(self.device().index, op);
   if (indices.numel() == 0) return;
-  const int dev = in.device().index;
+  const int dev = self.device().index;
   DeviceGuard guard(dev);
-  Rows r = as_rows(in, rd);
-  visit<kReal>(in.dtype(), op, [&](auto tag) {
+  Rows r = as_rows(plan.all_dims ? self.contiguous() : self, plan);
+  visit<kReal>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
     ArgStore<T, Acc> store{values ? mut<T>(*values) : nullptr, mut<int64_t>(indices)};
@@ -151,129 +146,70 @@ void arg_reduce(const Tensor& in, const ReduceDims& rd, Tensor* values, Tensor& 
   });
 }
 
-template <bool kMax>
-std::tuple<Tensor, Tensor> minmax_dim(const Tensor& self, int64_t dim, bool keepdim, const char* op) {
-  ReduceDims rd = cpu::reduce_one_dim(self, dim, keepdim, op);
-  cpu::check_nonempty_reduction(self, rd, false, op);
-  detail::check_device(self.device().index, op);
-  Tensor values = empty(rd.out_sizes, TensorOptions(self.dtype(), self.device()));
-  Tensor indices = empty(rd.out_sizes, TensorOptions(DType::Int64, self.device()));
-  arg_reduce<kMax>(self, rd, &values, indices, op);
-  return {values, indices};
-}
-
-template <bool kMax>
-Tensor arg(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const char* op) {
-  detail::check_device(self.device().index, op);
-  if (dim) {
-    ReduceDims rd = cpu::reduce_one_dim(self, *dim, keepdim, op);
-    cpu::check_nonempty_reduction(self, rd, false, op);
-    Tensor indices = empty(rd.out_sizes, TensorOptions(DType::Int64, self.device()));
-    arg_reduce<kMax>(self, rd, nullptr, indices, op);
-    return indices;
-  }
-  // dim=None: index into the flattened tensor (keepdim keeps every dim as size 1).
-  KILN_CHECK(self.numel() != 0, IndexError, op, "self", op,
-             "(): Expected reduction dim to be specified for input.numel() == 0.");
-  ReduceDims rd = cpu::reduce_dims(self, IntArrayRef(), keepdim, op);
-  Tensor indices = empty(rd.out_sizes, TensorOptions(DType::Int64, self.device()));
-  arg_reduce<kMax>(self.contiguous(), rd, nullptr, indices, op);
-  return indices;
-}
-
-// all / any: bool results, except uint8 inputs which give uint8 (as the CPU).
+// all / any: bool results, except uint8 inputs which give uint8 (the meta step's Logical rule).
 template <bool kAll>
-Tensor logical(const Tensor& self, const ReduceDims& rd, const char* op) {
+void logical(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const char* op) {
   detail::check_device(self.device().index, op);
-  const bool as_uint8 = self.dtype() == DType::UInt8;
-  Tensor out = empty(rd.out_sizes, TensorOptions(as_uint8 ? DType::UInt8 : DType::Bool, self.device()));
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return;
   const int dev = self.device().index;
   DeviceGuard guard(dev);
-  Rows r = as_rows(self, rd);
+  Rows r = as_rows(self, plan);
   visit<kAll>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    if (as_uint8)
+    if (plan.dtype == DType::UInt8)
       reduce_layout<bool, T>(r, LogicalOp<kAll>{}, TruthLoad{}, CastStore<uint8_t>{mut<uint8_t>(out)},
                         dev, op);
     else
       reduce_layout<bool, T>(r, LogicalOp<kAll>{}, TruthLoad{}, CastStore<bool>{mut<bool>(out)},
                         dev, op);
   });
-  return out;
 }
 
 }  // namespace
 
-Tensor sum(const Tensor& self, OptIntList dim, bool keepdim, std::optional<DType> dtype) {
-  ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, "sum");
-  Tensor in = dtype ? cpu::cast_if_needed(self, *dtype) : self;
-  return sum_like<SumOp, false>(in, rd, cpu::sum_result_dtype(self.dtype(), dtype), "sum");
+void sum(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+  sum_like<SumOp, false>(plan, out, self, "sum");
+}
+void mean(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+  sum_like<SumOp, true>(plan, out, self, "mean");
+}
+void prod(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+  sum_like<ProdOp, false>(plan, out, self, "prod");
+}
+void prod_dim(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+  sum_like<ProdOp, false>(plan, out, self, "prod");
 }
 
-Tensor mean(const Tensor& self, OptIntList dim, bool keepdim, std::optional<DType> dtype) {
-  KILN_CHECK(!dtype || is_inexact(*dtype), DTypeError, "mean", "dtype",
-             "mean(): could not infer output dtype. Optional dtype must be either a floating point or "
-             "complex dtype. Got: ", dtype_name(*dtype));
-  ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, "mean");
-  Tensor in = dtype ? cpu::cast_if_needed(self, *dtype) : self;
-  return sum_like<SumOp, true>(in, rd, in.dtype(), "mean");
+void amax(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { minmax<true>(plan, out, self, "amax"); }
+void amin(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { minmax<false>(plan, out, self, "amin"); }
+void max_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { minmax<true>(plan, out, self, "max"); }
+void min_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { minmax<false>(plan, out, self, "min"); }
+
+void max_dim(const meta::ReducePlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self) {
+  arg_reduce<true>(plan, self, &values, indices, "max");
+}
+void min_dim(const meta::ReducePlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self) {
+  arg_reduce<false>(plan, self, &values, indices, "min");
+}
+void argmax(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+  arg_reduce<true>(plan, self, nullptr, out, "argmax");
+}
+void argmin(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+  arg_reduce<false>(plan, self, nullptr, out, "argmin");
 }
 
-Tensor prod(const Tensor& self, std::optional<DType> dtype) {
-  ReduceDims rd = cpu::reduce_dims(self, IntArrayRef(), false, "prod");
-  Tensor in = dtype ? cpu::cast_if_needed(self, *dtype) : self;
-  return sum_like<ProdOp, false>(in, rd, cpu::sum_result_dtype(self.dtype(), dtype), "prod");
-}
+void all_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<true>(plan, out, self, "all"); }
+void any_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<false>(plan, out, self, "any"); }
+void all_dim(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<true>(plan, out, self, "all"); }
+void any_dim(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<false>(plan, out, self, "any"); }
 
-Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim, std::optional<DType> dtype) {
-  ReduceDims rd = cpu::reduce_one_dim(self, dim, keepdim, "prod");
-  Tensor in = dtype ? cpu::cast_if_needed(self, *dtype) : self;
-  return sum_like<ProdOp, false>(in, rd, cpu::sum_result_dtype(self.dtype(), dtype), "prod");
-}
-
-Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) { return minmax<true>(self, dim, keepdim, "amax"); }
-Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) { return minmax<false>(self, dim, keepdim, "amin"); }
-Tensor max_all(const Tensor& self) { return minmax<true>(self, {}, false, "max"); }
-Tensor min_all(const Tensor& self) { return minmax<false>(self, {}, false, "min"); }
-
-std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return minmax_dim<true>(self, dim, keepdim, "max");
-}
-std::tuple<Tensor, Tensor> min_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return minmax_dim<false>(self, dim, keepdim, "min");
-}
-Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return arg<true>(self, dim, keepdim, "argmax");
-}
-Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return arg<false>(self, dim, keepdim, "argmin");
-}
-
-Tensor all_all(const Tensor& self) {
-  return logical<true>(self, cpu::reduce_dims(self, IntArrayRef(), false, "all"), "all");
-}
-Tensor any_all(const Tensor& self) {
-  return logical<false>(self, cpu::reduce_dims(self, IntArrayRef(), false, "any"), "any");
-}
-Tensor all_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return logical<true>(self, cpu::reduce_one_dim(self, dim, keepdim, "all"), "all");
-}
-Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return logical<false>(self, cpu::reduce_one_dim(self, dim, keepdim, "any"), "any");
-}
-
-Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
+void logsumexp(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
   const char* op = "logsumexp";
-  ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, op);
   detail::check_device(self.device().index, op);
-  KILN_CHECK(is_floating(self.dtype()), DTypeError, op, "self", "expected a floating point tensor, got ",
-             dtype_name(self.dtype()));
-  Tensor out = empty(rd.out_sizes, TensorOptions(self.dtype(), self.device()));
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return;
   const int dev = self.device().index;
   DeviceGuard guard(dev);
-  Rows r = as_rows(self, rd);
+  Rows r = as_rows(self, plan);
   visit<kFloats>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
@@ -284,21 +220,16 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
     reduce_layout<Acc, T>(r, SumOp<Acc>{}, ShiftedExpLoad<Acc>{s},
                      LogShiftStore<T, Acc>{mut<T>(out), s}, dev, op);
   });
-  return out;
 }
 
-Tensor var(const Tensor& self, OptIntList dim, const std::optional<Scalar>& correction, bool keepdim) {
+void var(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const std::optional<Scalar>& correction) {
   const char* op = "var";
-  ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, op);
   detail::check_device(self.device().index, op);
-  KILN_CHECK(is_floating(self.dtype()) || is_complex(self.dtype()), DTypeError, op, "self",
-             "var on CUDA supports floating point and complex tensors; got ", dtype_name(self.dtype()));
   const double c = correction ? correction->to_double() : 1.0;
-  Tensor out = empty(rd.out_sizes, TensorOptions(to_real(self.dtype()), self.device()));
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return;
   const int dev = self.device().index;
   DeviceGuard guard(dev);
-  Rows r = as_rows(self, rd);
+  Rows r = as_rows(self, plan);
   visit<kFloats | kComplex>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
@@ -312,7 +243,6 @@ Tensor var(const Tensor& self, OptIntList dim, const std::optional<Scalar>& corr
     reduce_layout<Real, T>(r, SumOp<Real>{}, SquaredDeviationLoad<Acc, Real>{m},
                      DivideStore<Out, Real>{mut<Out>(out), divisor}, dev, op);
   });
-  return out;
 }
 
 }  // namespace kiln::cuda

@@ -4,13 +4,11 @@
 // columns (Rows, as_rows), the kernel for that layout (reduce_layout), the plain loads and
 // stores, and the dtype visitor of the reduction kernels. Shared by reduce.cu and reduce_norm.cu.
 #include <cuda_runtime.h>
-#include "kernels/cpu/reduce_dims.h"
 #include "kernels/cuda/reduce.cuh"
 #include "kiln/kiln.h"
+#include "kiln/meta/reduction.h"
 
 namespace kiln::cuda::reduce_detail {
-
-using cpu::ReduceDims;
 
 // `in` laid out for the kernels: `rows` results, each combining `len` elements. inner == 1:
 // dense rows [rows, len]; inner > 1: a dense [outer, len, inner] read as rows = outer * inner
@@ -19,7 +17,7 @@ struct Rows {
   Tensor data;
   int64_t rows, len, inner = 1;
 };
-inline Rows as_rows(const Tensor& in, const ReduceDims& rd) {
+inline Rows as_rows(const Tensor& in, const meta::ReducePlan& rd) {
   if (in.dim() > 0 && in.is_contiguous()) {
     // Dims of size 1 go anywhere; the others must be [kept..., reduced..., kept...].
     int64_t outer = 1, inner = 1;
@@ -87,7 +85,7 @@ struct CastStore {
   __device__ void operator()(int64_t g, Acc a) const { out[g] = Out(a); }
 };
 template <typename T>
-T* mut(Tensor& t) {
+T* mut(const Tensor& t) {
   return static_cast<T*>(t.data_ptr());
 }
 

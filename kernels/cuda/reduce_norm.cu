@@ -55,7 +55,7 @@ struct NonzeroLoad {
 };
 
 template <typename T, typename Op, NormKind K>
-void run_norm(const Rows& r, const Op& op, Tensor& out, double p, int dev) {
+void run_norm(const Rows& r, const Op& op, const Tensor& out, double p, int dev) {
   using Acc = real_acc_t<T>;
   using Out = std::conditional_t<is_complex_v<T>, Acc, T>;  // a complex tensor's norm is real
   reduce_layout<Acc, T>(r, op, NormLoad<Acc, K>{Acc(p)}, NormStore<Out, Acc, K>{mut<Out>(out), Acc(p), r.len == 0},
@@ -64,19 +64,16 @@ void run_norm(const Rows& r, const Op& op, Tensor& out, double p, int dev) {
 
 }  // namespace
 
-Tensor norm(const Tensor& self, const std::optional<Scalar>& p, OptIntList dim, bool keepdim) {
-  KILN_CHECK(!p || !p->is_complex(), ValueError, "norm", "p", "expected p to be an integer or float, got ", p->str());
-  const double pv = p ? p->to_double() : 2.0;
-  ReduceDims rd = cpu::reduce_dims(self, dim, keepdim, "norm");
+void norm(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const std::optional<Scalar>& p) {
+  const double pv = meta::norm_order("norm", p);
   detail::check_device(self.device().index, "norm");
-  Tensor out = empty(rd.out_sizes, TensorOptions(to_real(self.dtype()), self.device()));
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return;
   const int dev = self.device().index;
   DeviceGuard guard(dev);
   visit<kFloats | kComplex>(self.dtype(), "norm", [&](auto tag) {
     using T = decltype(tag);
     using Acc = real_acc_t<T>;
-    const Rows r = as_rows(self, rd);
+    const Rows r = as_rows(self, plan);
     if (pv == 2.0) run_norm<T, SumOp<Acc>, NormKind::Two>(r, SumOp<Acc>{}, out, pv, dev);
     else if (pv == 1.0) run_norm<T, SumOp<Acc>, NormKind::One>(r, SumOp<Acc>{}, out, pv, dev);
     else if (pv == 0.0) run_norm<T, SumOp<Acc>, NormKind::Zero>(r, SumOp<Acc>{}, out, pv, dev);
@@ -84,22 +81,18 @@ Tensor norm(const Tensor& self, const std::optional<Scalar>& p, OptIntList dim, 
     else if (std::isinf(pv)) run_norm<T, MinMaxOp<Acc, false>, NormKind::Magnitude>(r, {}, out, pv, dev);
     else run_norm<T, SumOp<Acc>, NormKind::General>(r, SumOp<Acc>{}, out, pv, dev);
   });
-  return out;
 }
 
-Tensor count_nonzero(const Tensor& self, OptIntList dim) {
-  ReduceDims rd = cpu::reduce_dims(self, dim, false, "count_nonzero");
+void count_nonzero(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
   detail::check_device(self.device().index, "count_nonzero");
-  Tensor out = empty(rd.out_sizes, TensorOptions(DType::Int64, self.device()));
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return;
   const int dev = self.device().index;
   DeviceGuard guard(dev);
   visit<kAll>(self.dtype(), "count_nonzero", [&](auto tag) {
     using T = decltype(tag);
-    reduce_layout<int64_t, T>(as_rows(self, rd), SumOp<int64_t>{}, NonzeroLoad{}, CastStore<int64_t>{mut<int64_t>(out)},
+    reduce_layout<int64_t, T>(as_rows(self, plan), SumOp<int64_t>{}, NonzeroLoad{}, CastStore<int64_t>{mut<int64_t>(out)},
                               dev, "count_nonzero");
   });
-  return out;
 }
 
 }  // namespace kiln::cuda

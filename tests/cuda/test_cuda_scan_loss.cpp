@@ -1,4 +1,4 @@
-// cumsum (and its reverse) and nll_loss / cross_entropy on the device against the CPU (runs
+// cumsum (and its reverse), cumprod, logcumsumexp and nll_loss / cross_entropy on the device against the CPU (runs
 // only where a CUDA device is present): the warp, block and column scan paths, dtypes, the
 // loss's reductions, weights, ignored targets, out-of-range targets and a training step.
 #include <doctest/doctest.h>
@@ -40,6 +40,27 @@ TEST_CASE("cuda cumsum: short rows, long rows and columns, forward and reverse, 
   CHECK(close(_cumsum_reverse(n.to(kDev), 1).cpu(), _cumsum_reverse(n, 1), 0, 0));
   Tensor t = f.transpose(0, 1);  // strided input
   CHECK(close(cumsum(t.to(kDev), 0).cpu(), cumsum(t, 0), 1e-4, 1e-4));
+}
+
+TEST_CASE("cuda cumprod, logcumsumexp: every scan path equals the CPU (one engine, shared combine rules)") {
+  manual_seed(37);
+  for (auto shape : {std::vector<int64_t>{300, 37}, std::vector<int64_t>{600, 5000}, std::vector<int64_t>{3, 10000},
+                     std::vector<int64_t>{20, 30, 40}}) {
+    Tensor x = rand(shape, TensorOptions(kFloat64)) * 0.2 + 0.9;  // products stay finite
+    for (int64_t dim = 0; dim < x.dim(); ++dim) {
+      CAPTURE(dim);
+      CHECK(close(cumprod(x.to(kDev), dim).cpu(), cumprod(x, dim), 1e-9, 1e-12));
+      CHECK(close(logcumsumexp(x.to(kDev), dim).cpu(), logcumsumexp(x, dim), 1e-10, 1e-10));
+      CHECK(close(_logcumsumexp_reverse(x.to(kDev), dim).cpu(), _logcumsumexp_reverse(x, dim), 1e-10, 1e-10));
+    }
+  }
+  Tensor i = (arange(600, TensorOptions(kInt32)).reshape({20, 30}) % 3) - 1;  // int64 products, exact
+  CHECK(close(cumprod(i.to(kDev), 1).cpu(), cumprod(i, 1), 0, 0));
+  Tensor z = from_vector<float>({-INFINITY, -INFINITY, 0, INFINITY, 1, NAN, 2}, {7});
+  CHECK(close(logcumsumexp(z.to(kDev), 0).cpu(), logcumsumexp(z, 0), 0, 0));
+  Tensor out = empty({0}, TensorOptions(kFloat64, kDev));  // out= on the device
+  cumprod_out(out, i.to(kDev), 1);
+  CHECK(close(out.cpu(), cumprod(i, 1, kFloat64), 0, 0));
 }
 
 TEST_CASE("cuda cumsum: integers and bool accumulate in int64, dtype= casts first") {

@@ -2,5 +2,6 @@
 #define KILN_RUNTIME_INCLUDE_KILN_META_H_
 // The meta steps of structured kernel ops, one header per family: the device-independent part
 // of a kernel op (argument checks, dims, dtypes, result shapes) that every backend shares.
+#include "kiln/meta/reduction.h"
 #include "kiln/meta/scan.h"
 #endif  // KILN_RUNTIME_INCLUDE_KILN_META_H_
