@@ -1,4 +1,4 @@
-// The scan family through its structured path (meta: scan): cumsum, cumprod, logcumsumexp and
+// The scan family through its structured path (meta: along_dim): cumsum, cumprod, logcumsumexp and
 // their out= and in-place variants. Expected values are computed with PyTorch 1.13 and
 // hard-coded; the generated op tests check every dtype against stored references.
 #include <doctest/doctest.h>

@@ -27,18 +27,26 @@ OP_KEYS = {
     "signature", "family", "dtypes", "cuda_dtypes", "backends", "pointwise", "kernel", "native", "composite",
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
-    "result_dtype", "identity",
+    "result_dtype", "identity", "zero_dim", "differentiable",
 }
 TOP_KEYS = {"dtype_groups", "ops"}
 # Meta families of structured kernel ops (`kernel:` + `meta:`): the shared, device-independent
 # step in runtime/include/kiln/meta/<family>.h, the arguments it consumes, and whether an
 # in-place variant is legal (the result has self's shape).
 META_FAMILIES = {
-    "scan": dict(args={"self": ["Tensor"], "dim": ["int"], "dtype": ["ScalarType?"]},
-                 required=["self", "dim"], inplace=True, results=["self", "accumulate"]),
+    "along_dim": dict(args={"self": ["Tensor"], "dim": ["int"], "dtype": ["ScalarType?"]},
+                      required=["self", "dim"], inplace=True, results=["self", "accumulate", "floating"],
+                      more_tensors=True),
     "reduction": dict(args={"self": ["Tensor"], "dim": ["int", "int?", "int[]", "int[1]", "int[]?", "int[1]?"],
                             "keepdim": ["bool"], "dtype": ["ScalarType?"]},
-                      required=["self"], inplace=False, results=["self", "inexact", "accumulate", "real", "logical", "int64"]),
+                      required=["self"], inplace=False, results=["self", "inexact", "accumulate", "real", "logical", "int64"],
+                      more_tensors=False),
+    # op-specific meta steps: every argument goes to the meta function and the kernel;
+    # dense_inputs: the kernel gets its tensors contiguous (else in any layout)
+    "nll_loss": dict(custom=True, plan="NllLossPlan", dense_inputs=True, inplace=False, results=["self"]),
+    "mm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
+    "addmm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
+    "bmm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
 }
 OPERATORS = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^", "<<", ">>", "~"}
 DEFAULT_DOMAIN = [-2.0, 2.0]
@@ -57,6 +65,7 @@ class Op:
     promotion: str = "default"
     promote_scalars: List[str] = field(default_factory=list)
     bool_inputs: List[str] = field(default_factory=list)
+    zero_dim: List[str] = field(default_factory=list)  # Tensor arguments that must be 0-d (a "value tensor")
     choices: Dict[str, List[str]] = field(default_factory=dict)
     derivatives: Dict[str, str] = field(default_factory=dict)
     non_differentiable: List[str] = field(default_factory=list)
@@ -69,6 +78,7 @@ class Op:
     doc: str = ""
     special_values: bool = False
     cuda_dtypes: List[str] = field(default_factory=list)  # the CUDA kernel's dtypes (default: dtypes)
+    composes_gradients: bool = True  # composite/native without formulas: autograd through its parts
     meta: Optional[str] = None     # kernel ops: the meta family of a structured kernel
     result_dtype: str = "self"     # structured ops: how the result dtype follows from self's
     identity: bool = True          # reductions: false when reducing nothing is an error (max, argmax)
@@ -195,16 +205,16 @@ def _check_meta(op, raw, errors):
                                     f"meta families: {', '.join(META_FAMILIES)}"))
         return
     names = [a.name for a in op.sig.arguments]
-    for a in op.sig.arguments:
+    for a in op.sig.arguments if not fam.get("custom") else []:
         wanted = fam["args"].get(a.name)
         if wanted is None:
-            if a.type.is_tensor or a.type.is_tensor_list:
+            if a.type.is_tensor_list or (a.type.is_tensor and not fam["more_tensors"]):
                 errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' reads one Tensor, self; "
                                             f"it has no place for '{a.name}'"))
         elif a.type.schema().replace("(a)", "") not in wanted:
             errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' wants '{a.name}' as "
                                         f"{' or '.join(wanted)}, got {a.type.schema()}"))
-    for r in fam["required"]:
+    for r in fam.get("required", []):
         if r not in names:
             errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' needs an argument '{r}'"))
     op.result_dtype = str(raw.get("result_dtype", "self"))
@@ -216,10 +226,9 @@ def _check_meta(op, raw, errors):
     if "identity" in raw and op.meta != "reduction":
         errors.append(RegistryError(raw.line_of("identity"), f"{op.full_name}: 'identity' applies to meta: reduction only"))
     returns = [r.type.schema() for r in op.sig.returns]
-    two = len(returns) == 2 and [r.name for r in op.sig.returns] == ["values", "indices"]
-    if returns != ["Tensor"] and not (two and returns == ["Tensor", "Tensor"]):
-        errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' returns Tensor or "
-                                    "(Tensor values, Tensor indices)"))
+    if returns != ["Tensor"] and not (len(returns) == 2 and returns == ["Tensor", "Tensor"] and all(r.name for r in op.sig.returns)):
+        errors.append(RegistryError(where, f"{op.full_name}: a structured op returns Tensor or two named Tensors "
+                                    "(an int64 one when named indices: (Tensor values, Tensor indices))"))
 
 
 def _default_samples(op):
@@ -330,7 +339,7 @@ def _parse_op(raw, groups, ctx, errors):
     if "dtypes" not in raw:
         errors.append(RegistryError(line, f"{sig.full_name}: no 'dtypes'", "e.g. dtypes: [floating, complex]"))
     dtypes = _expand_dtypes(raw.get("dtypes", []), groups, raw.line_of("dtypes"), errors)
-    backends = _as_list(raw.get("backends", ["cpu"]))
+    backends = _as_list(raw.get("backends", ["cpu", "cuda"]))
     for b in backends:
         if b not in BACKENDS:
             errors.append(RegistryError(raw.line_of("backends"), f"unknown backend '{b}'", f"backends: {', '.join(BACKENDS)}"))
@@ -357,7 +366,7 @@ def _parse_op(raw, groups, ctx, errors):
     op.doc = str(raw.get("doc", "")).strip()
     if not op.doc:
         errors.append(RegistryError(line, f"{sig.full_name}: no 'doc' line", "one sentence saying what the op computes"))
-    for key in ("promotion", "promote_scalars", "bool_inputs", "choices"):
+    for key in ("promotion", "promote_scalars", "bool_inputs", "choices", "zero_dim"):
         if key in raw and kind != "pointwise":
             errors.append(RegistryError(raw.line_of(key), f"'{key}' applies to pointwise ops only"))
     op.promotion = raw.get("promotion", "default")
@@ -374,6 +383,11 @@ def _parse_op(raw, groups, ctx, errors):
         a = op.arg(s)
         if a is None or not a.type.is_tensor:
             errors.append(RegistryError(raw.line_of("bool_inputs"), f"bool_inputs: '{s}' is not a Tensor argument"))
+    op.zero_dim = _as_list(raw.get("zero_dim", []))
+    for s in op.zero_dim:
+        a = op.arg(s)
+        if a is None or not a.type.is_tensor:
+            errors.append(RegistryError(raw.line_of("zero_dim"), f"zero_dim: '{s}' is not a Tensor argument"))
     op.choices = dict(raw.get("choices", {}) or {})
     for a in sig.arguments:
         if kind == "pointwise" and a.type.base == "str" and a.name not in op.choices:
@@ -425,6 +439,11 @@ def _parse_op(raw, groups, ctx, errors):
                 errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: no derivative for input '{a.name}'",
                                             "add a formula, or list it under non_differentiable"))
     op.gradgrad = bool(raw.get("gradgrad", True))
+    if "differentiable" in raw:
+        op.composes_gradients = bool(raw["differentiable"])
+        if kind not in ("composite", "native") or op.derivatives:
+            errors.append(RegistryError(raw.line_of("differentiable"), f"{sig.full_name}: 'differentiable' applies to composite "
+                                        "and native ops without derivatives (others are differentiable exactly when they have them)"))
     for key in ("result_dtype", "identity"):
         if key in raw and "meta" not in raw:
             errors.append(RegistryError(raw.line_of(key), f"{sig.full_name}: '{key}' applies to structured kernel ops (meta:) only"))

@@ -9,7 +9,6 @@ from .model import FLOATING, normalized_samples
 from .views import OpView
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
-NO_GRAD_FAMILIES = {"comparison", "logical", "bitwise"}
 # Marks where a composite body copied from ops.yaml ends; Writer.write turns it into a `#line`
 # back to the generated file's own numbering.
 LINE_RESTORE = "// @kiln-line-restore"
@@ -77,8 +76,8 @@ def str_args(sig):
 
 def is_grad_tested(op):
     """Ops whose gradients the generated tests check: those with formulas, and compositions
-    (composite or native without formulas) of differentiable parts."""
-    if "float64" not in op.dtypes or op.family in NO_GRAD_FAMILIES:
+    (composite or native without formulas) of differentiable parts unless `differentiable: false`."""
+    if "float64" not in op.dtypes:
         return False
     if op.derivatives:
         return True
@@ -88,7 +87,7 @@ def is_grad_tested(op):
 def differentiable_inputs(op):
     if op.derivatives:
         return [a.name for a in op.sig.arguments if a.name in op.derivatives]
-    if op.kind not in ("composite", "native") or op.family in NO_GRAD_FAMILIES:
+    if op.kind not in ("composite", "native") or not op.composes_gradients:
         return []
     return [a.name for a in op.sig.arguments if a.type.base == "Tensor" and a.name not in op.non_differentiable]
 

@@ -80,6 +80,8 @@ class OpView:
             for a in self.tensors:
                 if a.name not in self.op.bool_inputs:
                     out.append(f'support::check_dtype("{self.full}", "{a.name}", {a.name}, kDTypes);')
+                if a.name in self.op.zero_dim:
+                    out.append(f'support::check_zero_dim("{self.name}", "{a.name}", {a.name});')
             return out
         for a in self.sig.arguments:
             if a.type.is_tensor and not a.type.optional:
@@ -257,7 +259,8 @@ class OpView:
         op = self.op
         if not op.structured:
             return
-        self.plan_type = {"scan": "meta::ScanPlan", "reduction": "meta::ReducePlan"}[op.meta]
+        self.plan_type = "meta::" + META_FAMILIES[op.meta].get(
+            "plan", {"along_dim": "AlongDimPlan", "reduction": "ReducePlan"}.get(op.meta, ""))
         # results in return order: (name in the out= signature, dtype expression)
         if self.multi_output:
             self.results = [dict(name=r.name, dtype="DType::Int64" if r.name == "indices" else "plan.dtype")
@@ -266,8 +269,9 @@ class OpView:
             self.results = [dict(name="out", dtype="plan.dtype")]
         self.kernel_inputs = [a.name for a in op.sig.arguments if a.type.is_tensor]
         # arguments the meta step does not consume go to the kernel as they are (var's correction)
-        consumed = META_FAMILIES[op.meta]["args"]
-        extra = [a for a in op.sig.arguments if a.name not in consumed]
+        fam = self.family = META_FAMILIES[op.meta]
+        consumed = {} if fam.get("custom") else fam["args"]
+        extra = [a for a in op.sig.arguments if a.name not in consumed and not a.type.is_tensor]
         self.kernel_extra = [a.name for a in extra]
         n = len(self.results)
         self.kernel_param_types = ", ".join([f"const {self.plan_type}&"] + ["const Tensor&"] * (n + len(self.kernel_inputs))

@@ -47,5 +47,14 @@ KILN_HOST_DEVICE inline T round_half_even(T x) {
   else return x;
 }
 
+// torch.round(x, decimals=d): half to even at 10^-d, as PyTorch computes it (the power of ten
+// in T's precision; a negative d divides first so that 10^-d stays exact).
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T round_decimals(T x, int64_t decimals) {
+  const bool negative = decimals < 0;
+  const T ten_pow = T(std::pow(T(10), T(negative ? -decimals : decimals)));
+  return negative ? T(std::nearbyint(x / ten_pow)) * ten_pow : T(std::nearbyint(x * ten_pow)) / ten_pow;
+}
+
 }  // namespace kiln::math
 #endif  // KILN_KERNELS_COMMON_MATH_ROUNDING_H_

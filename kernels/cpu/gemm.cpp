@@ -9,17 +9,16 @@
 #include <type_traits>
 #include <vector>
 #include "kernels/cpu/kernel_utils.h"
+#include "kiln/meta/matmul.h"
 
 namespace kiln::cpu {
 namespace {
-
-bool scalar_is_zero(const Scalar& s) { return s.to<complex<double>>() == complex<double>(0.0, 0.0); }
 
 // C = beta * C for the BLAS types (zero when beta == 0, never reading C).
 template <typename T>
 void scale_or_zero(int64_t n, int64_t m, const Scalar& beta, T* c, int64_t ldc) {
   static_assert(is_complex_v<T> || std::is_floating_point_v<T>, "BLAS types only");
-  const bool zero = scalar_is_zero(beta);
+  const bool zero = meta::is_zero(beta);
   for (int64_t i = 0; i < n; ++i) {
     T* row = c + i * ldc;
     if (zero) {
@@ -70,7 +69,7 @@ void gemm_blas(int64_t n, int64_t m, int64_t k, const Scalar& alpha, MatRef<T> a
   BlasOperand oa, ob;
   const T* pa = blas_operand(n, k, a, abuf, oa);
   const T* pb = blas_operand(k, m, b, bbuf, ob);
-  const bool zero_beta = scalar_is_zero(beta);
+  const bool zero_beta = meta::is_zero(beta);
   if (zero_beta) scale_or_zero(n, m, beta, c, ldc);  // BLAS must not see garbage (NaN * 0)
   const T al = alpha.to<T>(), be = zero_beta ? T(0) : beta.to<T>();
   const blasint N = blasint(n), M = blasint(m), K = blasint(k);
@@ -96,7 +95,7 @@ void gemm_widened(int64_t n, int64_t m, int64_t k, const Scalar& alpha, MatRef<T
     for (int64_t p = 0; p < k; ++p) af[size_t(i * k + p)] = float(a.data[i * a.rs + p * a.cs]);
   for (int64_t p = 0; p < k; ++p)
     for (int64_t j = 0; j < m; ++j) bf[size_t(p * m + j)] = float(b.data[p * b.rs + j * b.cs]);
-  const bool zero_beta = scalar_is_zero(beta);
+  const bool zero_beta = meta::is_zero(beta);
   if (!zero_beta)
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < m; ++j) cf[size_t(i * m + j)] = float(c[i * ldc + j]);
@@ -130,7 +129,7 @@ void gemm_loop(int64_t n, int64_t m, int64_t k, const Scalar& alpha, MatRef<T> a
   for (int64_t p = 0; p < k; ++p)
     for (int64_t j = 0; j < m; ++j) bc[size_t(p * m + j)] = convert<Acc>(b.data[p * b.rs + j * b.cs]);
   const Acc al = scalar_as<Acc>(alpha), be = scalar_as<Acc>(beta);
-  const bool zero_beta = scalar_is_zero(beta);
+  const bool zero_beta = meta::is_zero(beta);
   const int64_t ni = (n + IB - 1) / IB, nj = (m + JB - 1) / JB;
   const bool parallel = n * m * k >= kSmallGemmWork && !omp_in_parallel();
 #pragma omp parallel for schedule(static) collapse(2) if (parallel)
@@ -174,7 +173,7 @@ void gemm(int64_t n, int64_t m, int64_t k, const Scalar& alpha, MatRef<T> a, Mat
   if (k == 0) {  // empty sum: C = beta * C
     if constexpr (std::is_integral_v<T> || is_reduced_float_v<T>) {
       const auto be = scalar_as<gemm_acc_t<T>>(beta);
-      const bool zero = scalar_is_zero(beta);
+      const bool zero = meta::is_zero(beta);
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < m; ++j)
           c[i * ldc + j] = zero ? T(0) : convert<T>(be * convert<gemm_acc_t<T>>(c[i * ldc + j]));

@@ -1,16 +1,13 @@
-// mm, addmm and bmm on CPU: argument checks with PyTorch's messages, then gemm (gemm.cpp).
+// mm, addmm and bmm on CPU: gemm (gemm.cpp) into the result the meta step (kiln/meta/matmul.h)
+// sized and checked.
 #include "kiln/gen/cpu_kernels.h"
 #include "kernels/cpu/gemm.h"
-#include "kernels/common/linalg_checks.h"
-#include "kernels/cpu/kernel_utils.h"
 
 namespace kiln::cpu {
 namespace {
 
-using namespace linalg_checks;
-
 // out[n x m] (contiguous) = alpha * mat1 @ mat2 + beta * out.
-void matmul_into(const Tensor& mat1, const Tensor& mat2, Tensor& out, const Scalar& alpha, const Scalar& beta) {
+void matmul_into(const Tensor& mat1, const Tensor& mat2, const Tensor& out, const Scalar& alpha, const Scalar& beta) {
   const int64_t n = mat1.size(0), k = mat1.size(1), m = mat2.size(1);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -26,27 +23,19 @@ void matmul_into(const Tensor& mat1, const Tensor& mat2, Tensor& out, const Scal
 
 }  // namespace
 
-Tensor mm(const Tensor& self, const Tensor& mat2) {
-  check_mm(self, mat2);
-  Tensor out = empty({self.size(0), mat2.size(1)}, TensorOptions(self.dtype()));
+void mm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat2) {
   matmul_into(self, mat2, out, Scalar(1), Scalar(0));
-  return out;
 }
 
-Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
-  check_addmm(self, mat1, mat2, beta, alpha);
-  const int64_t n = mat1.size(0), m = mat2.size(1);
-  Tensor out = empty({n, m}, TensorOptions(self.dtype()));
-  if (!is_zero(beta) && out.numel() > 0) out.copy_(self);  // copy_ broadcasts; beta == 0 ignores self entirely
+void addmm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+           const Scalar& beta, const Scalar& alpha) {
+  if (!meta::is_zero(beta) && out.numel() > 0) Tensor(out).copy_(self);  // copy_ broadcasts; beta == 0 ignores self
   matmul_into(mat1, mat2, out, alpha, beta);
-  return out;
 }
 
-Tensor bmm(const Tensor& self, const Tensor& mat2) {
-  check_bmm(self, mat2);
+void bmm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat2) {
   const int64_t bs = self.size(0), n = self.size(1), k = self.size(2), m = mat2.size(2);
-  Tensor out = empty({bs, n, m}, TensorOptions(self.dtype()));
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return;
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
@@ -70,7 +59,6 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
                 c + i * n * m, m);
     }
   });
-  return out;
 }
 
 }  // namespace kiln::cpu

@@ -18,8 +18,8 @@ using sum_acc_t = std::conditional_t<
     std::conditional_t<std::is_floating_point_v<T>, double, std::conditional_t<is_reduced_float_v<T>, float, uint64_t>>>;
 
 // Sum into Out; kMean divides by `count` the way PyTorch's mean does (sum rounded to Out, then
-// divided in Out's compute type).
-template <typename T, typename Out, bool kMean = false>
+// divided in Out's compute type); kSkipNaN adds NaNs as zeros (nansum).
+template <typename T, typename Out, bool kMean = false, bool kSkipNaN = false>
 struct SumReducer {
   using in_t = T;
   using acc_t = sum_acc_t<T>;
@@ -27,7 +27,10 @@ struct SumReducer {
   int64_t count = 0;
   acc_t init(int64_t) const { return acc_t(0); }
   acc_t identity(const acc_t&) const { return acc_t(0); }
-  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a += convert<acc_t>(x); }
+  KILN_INLINE void step(acc_t& a, T x, int64_t) const {
+    if constexpr (kSkipNaN) a += is_nan(x) ? acc_t(0) : convert<acc_t>(x);
+    else a += convert<acc_t>(x);
+  }
   void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
   void merge(acc_t& a, const acc_t& b) const { a += b; }
   void write(int64_t o, const acc_t& a) const {

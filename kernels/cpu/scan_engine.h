@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <vector>
 #include "kernels/common/scan_rules.h"
-#include "kiln/meta/scan.h"
+#include "kiln/meta/along_dim.h"
 #include "runtime/src/core/parallel.h"
 
 namespace kiln::cpu {
@@ -20,7 +20,7 @@ struct StoreValue {
   void operator()(int64_t at, const typename Rule::Acc& a) const { out[at] = T(Rule::value(a)); }
 };
 template <typename Rule, bool kReverse = false, typename T, typename Store>
-void run_scan(const meta::ScanPlan& plan, const T* in, const Store& store) {
+void run_scan(const meta::AlongDimPlan& plan, const T* in, const Store& store) {
   using Acc = typename Rule::Acc;
   const int64_t outer = plan.split.outer, D = plan.split.size, inner = plan.split.inner;
   if (outer * D * inner == 0) return;
@@ -58,7 +58,7 @@ void run_scan(const meta::ScanPlan& plan, const T* in, const Store& store) {
 
 // A scan with one result: Rule over self (contiguous, of plan.dtype) into out.
 template <template <typename> class Rule, bool kReverse = false>
-void scan_values(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+void scan_values(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Rule<T>::kDefined) {

@@ -1,8 +1,9 @@
 // softmax and log_softmax along any dim on CPU.
-// The input is viewed as [outer, D, inner] (contiguous). inner == 1 (the last dim) takes the
+// The meta step (kiln/meta/along_dim.h) views the input as [outer, D, inner], contiguous and
+// of the result dtype (dtype= casts first, as PyTorch). inner == 1 (the last dim) takes the
 // row path: one pass for the max, one for sum(exp(x - max)), one to write. Otherwise blocks of
 // inner columns are processed together so every pass is a unit-stride loop.
-// 16-bit floats compute in float; dtype= casts the input first, as PyTorch.
+// 16-bit floats compute in float.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -104,36 +105,28 @@ void softmax_columns(const T* in, T* out, int64_t outer, int64_t D, int64_t inne
 }
 
 template <bool kLog>
-Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<DType> dtype, const char* op) {
-  const int64_t nd = self.dim();
-  const int64_t d = wrap_dim(dim, nd == 0 ? 1 : nd, op, "dim");
-  const DType dt = dtype.value_or(self.dtype());
-  KILN_CHECK(is_floating(dt), DTypeError, op, "dtype", "expected a floating point dtype, got ", dtype_name(dt));
-  Tensor in = dense(self, dt);
-  Tensor out = empty(self.sizes(), TensorOptions(dt));
-  if (out.numel() == 0) return out;
-  const DimSplit split = split_at_dim(self, d);
-  const int64_t outer = split.outer, D = split.size, inner = split.inner;
-  visit_dtype(dt, [&](auto tag) {
+void softmax_impl(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
+  if (out.numel() == 0) return;
+  const int64_t outer = plan.split.outer, D = plan.split.size, inner = plan.split.inner;
+  visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (is_floating(dtype_of<T>)) {
-      const T* x = static_cast<const T*>(in.data_ptr());
+    if constexpr (is_floating(dtype_of<T>)) {  // the meta step admits floating dtypes only
+      const T* x = static_cast<const T*>(self.data_ptr());
       T* y = static_cast<T*>(out.data_ptr());
       if (inner == 1) softmax_rows<T, kLog>(x, y, outer, D);
       else softmax_columns<T, kLog>(x, y, outer, D, inner);
     }
   });
-  return out;
 }
 
 }  // namespace
 
-Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  return softmax_impl<false>(self, dim, dtype, "softmax");
+void softmax(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
+  softmax_impl<false>(plan, out, self);
 }
 
-Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  return softmax_impl<true>(self, dim, dtype, "log_softmax");
+void log_softmax(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
+  softmax_impl<true>(plan, out, self);
 }
 
 }  // namespace kiln::cpu

@@ -6,7 +6,6 @@
 #include <cuda_runtime.h>
 #include <map>
 #include "kernels/common/gemm_desc.h"
-#include "kernels/common/linalg_checks.h"
 #include "kiln/gen/cuda_kernels.h"
 #include "runtime/src/cuda/cublas_api.h"
 #include "runtime/src/cuda/cuda_context.h"
@@ -14,8 +13,6 @@
 
 namespace kiln::cuda {
 namespace {
-
-using namespace linalg_checks;
 
 // One handle per thread and device (cuBLAS handles are not meant to be shared across threads),
 // bound to the current stream at every call.
@@ -75,7 +72,7 @@ gemm::MatrixView view_of(const Tensor& t) {
 cublasOperation_t to_cublas(gemm::Trans t) { return t == gemm::Trans::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
 
 // out (dense, [r, c] or [batch, r, c]) = alpha * x @ y + beta * out.
-void gemm_into(Tensor& out, Tensor x, Tensor y, const Scalar& alpha, const Scalar& beta, const char* op) {
+void gemm_into(const Tensor& out, Tensor x, Tensor y, const Scalar& alpha, const Scalar& beta, const char* op) {
   const int device = out.device().index;
   detail::check_device(device, op);
   KILN_CHECK(x.device() == out.device() && y.device() == out.device(), DeviceError, op, "mat2",
@@ -96,8 +93,9 @@ void gemm_into(Tensor& out, Tensor x, Tensor y, const Scalar& alpha, const Scala
   DeviceGuard guard(device);
   if (d.k == 0) {  // an empty sum: out = beta * out, without asking cuBLAS about k = 0
     const complex<double> b = beta.to<complex<double>>();
-    if (is_zero(beta)) out.zero_();
-    else if (b.re != 1.0 || b.im != 0.0) out.mul_(scalar_tensor(beta, out.options()));
+    Tensor result = out;
+    if (meta::is_zero(beta)) result.zero_();
+    else if (b.re != 1.0 || b.im != 0.0) result.mul_(scalar_tensor(beta, out.options()));
     return;
   }
   cublasHandle_t h = handle_for(device, op);
@@ -115,27 +113,19 @@ void gemm_into(Tensor& out, Tensor x, Tensor y, const Scalar& alpha, const Scala
 
 }  // namespace
 
-Tensor mm(const Tensor& self, const Tensor& mat2) {
-  check_mm(self, mat2);
-  Tensor out = empty({self.size(0), mat2.size(1)}, TensorOptions(self.dtype(), self.device()));
+void mm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat2) {
   gemm_into(out, self, mat2, Scalar(1), Scalar(0), "mm");
-  return out;
 }
 
-Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
-  check_addmm(self, mat1, mat2, beta, alpha);
-  Tensor out = empty({mat1.size(0), mat2.size(1)}, TensorOptions(self.dtype(), mat1.device()));
-  const bool zero_beta = is_zero(beta);
-  if (!zero_beta && out.numel() > 0) out.copy_(self);  // copy_ broadcasts; beta == 0 ignores self
+void addmm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+           const Scalar& beta, const Scalar& alpha) {
+  const bool zero_beta = meta::is_zero(beta);
+  if (!zero_beta && out.numel() > 0) Tensor(out).copy_(self);  // copy_ broadcasts; beta == 0 ignores self
   gemm_into(out, mat1, mat2, alpha, zero_beta ? Scalar(0) : beta, "addmm");
-  return out;
 }
 
-Tensor bmm(const Tensor& self, const Tensor& mat2) {
-  check_bmm(self, mat2);
-  Tensor out = empty({self.size(0), self.size(1), mat2.size(2)}, TensorOptions(self.dtype(), self.device()));
+void bmm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat2) {
   gemm_into(out, self, mat2, Scalar(1), Scalar(0), "bmm");
-  return out;
 }
 
 }  // namespace kiln::cuda

@@ -5,8 +5,6 @@
 // wait, so there only the NaN tells).
 #include <cuda_runtime.h>
 #include <cmath>
-#include "kernels/common/nll_loss_checks.h"
-#include "kernels/cpu/kernel_utils.h"
 #include "kiln/gen/cuda_kernels.h"
 #include "runtime/src/cuda/cuda_context.h"
 #include "kiln/kiln.h"  // Tensor methods are defined inline there
@@ -45,20 +43,20 @@ __global__ void nll_loss_kernel(const T* x, const int64_t* target, const T* weig
 }
 
 template <typename T>
-Tensor run(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction, int64_t ignore_index,
-           const nll_loss_checks::Layout& layout) {
+void run(const meta::NllLossPlan& plan, const Tensor& out, const Tensor& self, const Tensor& target,
+         const Tensor& weight, int64_t reduction, int64_t ignore_index) {
   using Acc = loss_acc_t<T>;
   const Device device = self.device();
   const int dev = device.index;
   DeviceGuard guard(dev);
   cudaStream_t stream = detail::current_cuda_stream(dev);
-  Tensor x = cpu::dense(self), t = cpu::dense(target), w = weight.defined() ? cpu::dense(weight) : Tensor();
-  const int64_t count = layout.N * layout.S;
+  const Tensor& x = self;  // contiguous, as the meta step's inputs are
+  const Tensor& t = target;
+  const Tensor& w = weight;
+  const int64_t count = plan.N * plan.S;
   const DType acc_dtype = std::is_same_v<Acc, double> ? DType::Float64 : DType::Float32;
-  Tensor out_none, losses, weights;
-  if (reduction == 0) {
-    out_none = empty(target.sizes(), TensorOptions(self.dtype(), device));
-  } else {
+  Tensor losses, weights;
+  if (reduction != 0) {
     losses = empty({count}, TensorOptions(acc_dtype, device));
     weights = empty({count}, TensorOptions(acc_dtype, device));
   }
@@ -69,8 +67,8 @@ Tensor run(const Tensor& self, const Tensor& target, const Tensor& weight, int64
     const int64_t blocks = std::min<int64_t>((count + threads - 1) / threads, int64_t(detail::sm_count(dev)) * 8);
     nll_loss_kernel<T, Acc><<<unsigned(blocks), threads, 0, stream>>>(
         static_cast<const T*>(x.data_ptr()), static_cast<const int64_t*>(t.data_ptr()),
-        w.defined() ? static_cast<const T*>(w.data_ptr()) : nullptr, count, layout.C, layout.S, ignore_index,
-        out_none.defined() ? static_cast<T*>(out_none.data_ptr()) : nullptr,
+        w.defined() ? static_cast<const T*>(w.data_ptr()) : nullptr, count, plan.C, plan.S, ignore_index,
+        reduction == 0 ? static_cast<T*>(out.data_ptr()) : nullptr,
         losses.defined() ? static_cast<Acc*>(losses.data_ptr()) : nullptr,
         weights.defined() ? static_cast<Acc*>(weights.data_ptr()) : nullptr, static_cast<int64_t*>(bad.data_ptr()));
     KILN_CUDA_CHECK(cudaGetLastError(), "nll_loss", "kernel launch");
@@ -84,23 +82,22 @@ Tensor run(const Tensor& self, const Tensor& target, const Tensor& weight, int64
     KILN_CUDA_CHECK(cudaStreamSynchronize(stream), "nll_loss", "target");
     KILN_CHECK(host_bad[0] == 0, IndexError, "nll_loss", "target", "Target ", host_bad[1], " is out of bounds.");
   }
-  if (reduction == 0) return out_none;
+  if (reduction == 0) return;
   Tensor total = sum(losses);
   if (reduction == 1) total = div(total, sum(weights));  // 0 / 0 = NaN when every target is ignored, as PyTorch
-  return total.to(self.dtype());
+  Tensor(out).copy_(total);
 }
 
 }  // namespace
 
-Tensor nll_loss(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
-                int64_t ignore_index) {
-  const nll_loss_checks::Layout layout = nll_loss_checks::check_args(self, target, weight, reduction);
+void nll_loss(const meta::NllLossPlan& plan, const Tensor& out, const Tensor& self, const Tensor& target,
+              const Tensor& weight, int64_t reduction, int64_t ignore_index) {
   detail::check_device(self.device().index, "nll_loss");  // (the dispatcher checked every tensor is on it)
   switch (self.dtype()) {
-    case DType::Float16: return run<Half>(self, target, weight, reduction, ignore_index, layout);
-    case DType::BFloat16: return run<BFloat16>(self, target, weight, reduction, ignore_index, layout);
-    case DType::Float32: return run<float>(self, target, weight, reduction, ignore_index, layout);
-    default: return run<double>(self, target, weight, reduction, ignore_index, layout);  // float64 (checked)
+    case DType::Float16: return run<Half>(plan, out, self, target, weight, reduction, ignore_index);
+    case DType::BFloat16: return run<BFloat16>(plan, out, self, target, weight, reduction, ignore_index);
+    case DType::Float32: return run<float>(plan, out, self, target, weight, reduction, ignore_index);
+    default: return run<double>(plan, out, self, target, weight, reduction, ignore_index);  // float64 (meta-checked)
   }
 }
 

@@ -5,23 +5,23 @@
 
 namespace kiln::cuda {
 
-void cumsum(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self) {
+void cumsum(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
   scan_values<scan::Sum>(plan, out, self, "cumsum");
 }
 
-void _cumsum_reverse(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self) {
+void _cumsum_reverse(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
   scan_values<scan::Sum, /*kReverse=*/true>(plan, out, self, "_cumsum_reverse");
 }
 
-void cumprod(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self) {
+void cumprod(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
   scan_values<scan::Prod>(plan, out, self, "cumprod");
 }
 
-void logcumsumexp(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self) {
+void logcumsumexp(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
   scan_values<scan::LogAddExp>(plan, out, self, "logcumsumexp");
 }
 
-void _logcumsumexp_reverse(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self) {
+void _logcumsumexp_reverse(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
   scan_values<scan::LogAddExp, /*kReverse=*/true>(plan, out, self, "_logcumsumexp_reverse");
 }
 

@@ -16,7 +16,7 @@
 #include <algorithm>
 #include "kernels/common/scan_rules.h"
 #include "kernels/cuda/plan/reduce_plan.h"
-#include "kiln/meta/scan.h"
+#include "kiln/meta/along_dim.h"
 #include "runtime/src/cuda/cuda_context.h"
 #include "kiln/kiln.h"
 
@@ -167,7 +167,7 @@ inline unsigned grid_for(int64_t work_items, int64_t per_block, int dev) {
 
 // A scan with one result: Rule over self (contiguous, of plan.dtype) into out.
 template <template <typename> class RuleOf, bool kReverse = false>
-void scan_values(const meta::ScanPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+void scan_values(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
   using namespace scan_engine;
   detail::check_device(self.device().index, op);
   if (out.numel() == 0) return;

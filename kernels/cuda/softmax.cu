@@ -1,9 +1,9 @@
 // softmax and log_softmax on CUDA: max-subtracted, exp(x - max) / sum or x - max - log(sum), in
-// float32 for 16-bit inputs. Viewed as [outer, size, inner] around dim: inner == 1 gives a row
+// float32 for 16-bit inputs. The meta step (kiln/meta/along_dim.h) has cast the input to the
+// result dtype and split it as [outer, size, inner] around dim: inner == 1 gives a row
 // group per row (plan/reduce_plan.h); inner > 1 gives a thread per column striding by inner
 // when there are enough columns, else the dim is moved last (one device copy each way).
 #include <cuda_runtime.h>
-#include "kernels/cpu/kernel_utils.h"
 #include "kernels/cuda/reduce.cuh"
 #include "kiln/gen/cuda_kernels.h"
 #include "runtime/src/cuda/cuda_context.h"
@@ -80,65 +80,65 @@ __global__ void softmax_columns_kernel(const T* in, T* out, int64_t columns, int
   }
 }
 
+// inner > 1 with enough columns: a thread per column of the contiguous input, striding by inner.
 template <bool kLog>
-Tensor softmax_columns(const Tensor& self, int64_t d, DType dt, const char* op) {
-  const cpu::DimSplit sp = cpu::split_at_dim(self, d);
-  Tensor in = cpu::dense(self, dt);
-  Tensor out = empty(in.sizes(), TensorOptions(dt, self.device()));
+void softmax_columns(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& in, const char* op) {
+  const meta::DimSplit sp = plan.split;
   const int64_t columns = sp.outer * sp.inner;
   const int threads = cuda_plan::kReduceBlockThreads;
   const int64_t blocks = std::min((columns + threads - 1) / threads, cuda_plan::kMaxGridBlocks);
-  visit_dtype(dt, [&](auto tag) {
+  visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_floating(dtype_of<T>)) {
-      softmax_columns_kernel<T, kLog><<<unsigned(blocks), threads, 0, detail::current_cuda_stream(self.device().index)>>>(
+      softmax_columns_kernel<T, kLog><<<unsigned(blocks), threads, 0, detail::current_cuda_stream(in.device().index)>>>(
           static_cast<const T*>(in.data_ptr()), static_cast<T*>(out.data_ptr()), columns, sp.size, sp.inner);
       KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
     }
   });
-  return out;
 }
 
+// Rows of `len` elements in `in`, results into the contiguous `out` of the same shape.
 template <bool kLog>
-Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<DType> dtype, const char* op) {
-  const int64_t nd = self.dim();
-  const int64_t d = wrap_dim(dim, nd == 0 ? 1 : nd, op, "dim");
-  const DType dt = dtype.value_or(self.dtype());
-  KILN_CHECK(is_floating(dt), DTypeError, op, "dtype", "expected a floating point dtype, got ", dtype_name(dt));
-  detail::check_device(self.device().index, op);
-  if (self.numel() == 0) return empty(self.sizes(), TensorOptions(dt, self.device()));
-  DeviceGuard guard(self.device().index);
-  const cpu::DimSplit split = cpu::split_at_dim(self, d);
-  if (cuda_plan::softmax_strided(split.outer, split.inner)) return softmax_columns<kLog>(self, d, dt, op);
-  const bool last = nd == 0 || d == nd - 1;
-  Tensor moved = last ? self : self.transpose(d, nd - 1);
-  Tensor in = cpu::dense(moved, dt);
-  Tensor out = empty(in.sizes(), TensorOptions(dt, self.device()));
-  const int64_t len = nd == 0 ? 1 : in.size(nd - 1), rows = in.numel() / len;
+void softmax_rows(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& in, int64_t len, const char* op) {
+  const int64_t rows = in.numel() / len;
   const cuda_plan::ReduceShape s = cuda_plan::reduce_shape(rows, len);
-  visit_dtype(dt, [&](auto tag) {
+  visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_floating(dtype_of<T>)) {
       using Acc = acc_t<T>;
       const size_t shared = cuda_plan::reduce_shared_bytes(s, sizeof(Acc), false) + size_t(s.rows_per_block) * sizeof(Acc);
       softmax_rows_kernel<T, kLog><<<unsigned(std::max<int64_t>(s.blocks, 1)),
                                      dim3(unsigned(s.threads_per_row), unsigned(s.rows_per_block)), shared,
-                                     detail::current_cuda_stream(self.device().index)>>>(
+                                     detail::current_cuda_stream(in.device().index)>>>(
           static_cast<const T*>(in.data_ptr()), static_cast<T*>(out.data_ptr()), rows, len);
       KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
     }
   });
-  return last ? out : out.transpose(d, nd - 1).contiguous();
+}
+
+template <bool kLog>
+void softmax_impl(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+  detail::check_device(self.device().index, op);
+  if (self.numel() == 0) return;
+  DeviceGuard guard(self.device().index);
+  const int64_t nd = self.dim(), d = plan.dim;
+  if (cuda_plan::softmax_strided(plan.split.outer, plan.split.inner)) return softmax_columns<kLog>(plan, out, self, op);
+  if (nd == 0 || d == nd - 1) return softmax_rows<kLog>(plan, out, self, plan.split.size, op);
+  // Few columns: move the dim last (one device copy each way) and take the row path.
+  Tensor moved = self.transpose(d, nd - 1).contiguous();
+  Tensor result = empty(moved.sizes(), TensorOptions(plan.dtype, self.device()));
+  softmax_rows<kLog>(plan, result, moved, plan.split.size, op);
+  Tensor(out).copy_(result.transpose(d, nd - 1));
 }
 
 }  // namespace
 
-Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  return softmax_impl<false>(self, dim, dtype, "softmax");
+void softmax(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
+  softmax_impl<false>(plan, out, self, "softmax");
 }
 
-Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  return softmax_impl<true>(self, dim, dtype, "log_softmax");
+void log_softmax(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
+  softmax_impl<true>(plan, out, self, "log_softmax");
 }
 
 }  // namespace kiln::cuda

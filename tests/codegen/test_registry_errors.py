@@ -28,6 +28,7 @@ ops:
 - signature: sum(Tensor self) -> Tensor
   family: reduction
   dtypes: [floating]
+  backends: [cpu]
   kernel: sum_all
   derivatives:
     self: grad.expand(self_sizes)
@@ -118,9 +119,21 @@ class RegistryErrors(unittest.TestCase):
         self.assertError(VALID.replace("kernel: sum_all", "kernel: no_such_kernel"), 17,
                          "kernel function 'no_such_kernel' is not defined")
 
+    def test_unknown_meta_family(self):
+        self.assertError(VALID.replace("  kernel: sum_all\n", "  kernel: sum_all\n  meta: nope\n"), 22,
+                         "unknown meta family 'nope'")
+
+    def test_meta_family_needs_its_arguments(self):
+        self.assertError(VALID.replace("  kernel: sum_all\n", "  kernel: sum_all\n  meta: along_dim\n"), 22,
+                         "meta 'along_dim' needs an argument 'dim'")
+
+    def test_result_dtype_needs_meta(self):
+        self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  result_dtype: accumulate"), 7,
+                         "'result_dtype' applies to structured kernel ops (meta:) only")
+
     def test_duplicate_op(self):
         dup = VALID + "- signature: exp(Tensor self) -> Tensor\n  dtypes: [floating]\n  pointwise: exp(self)\n  doc: again.\n"
-        self.assertError(dup, 33, "duplicate op 'exp'")
+        self.assertError(dup, 34, "duplicate op 'exp'")
 
     def test_yaml_syntax_error(self):
         self.assertError(VALID.replace("  doc: Product.", "  doc: [Product."), 17, "YAML syntax error")

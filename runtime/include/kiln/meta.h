@@ -2,6 +2,9 @@
 #define KILN_RUNTIME_INCLUDE_KILN_META_H_
 // The meta steps of structured kernel ops, one header per family: the device-independent part
 // of a kernel op (argument checks, dims, dtypes, result shapes) that every backend shares.
+#include "kiln/meta/along_dim.h"
+#include "kiln/meta/inputs.h"
+#include "kiln/meta/matmul.h"
+#include "kiln/meta/nll_loss.h"
 #include "kiln/meta/reduction.h"
-#include "kiln/meta/scan.h"
 #endif  // KILN_RUNTIME_INCLUDE_KILN_META_H_

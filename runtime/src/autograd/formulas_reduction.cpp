@@ -114,6 +114,25 @@ Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& resul
   return (restore_reduced(grad, dims, keepdim) / count) * mask;
 }
 
+Tensor nansum_backward(const Tensor& grad, const Tensor& self, OptIntList dim, bool keepdim) {
+  // NaNs were skipped: they get no gradient.
+  return masked_fill(sum_backward(grad, self.sizes(), dim, keepdim), isnan(self), 0);
+}
+
+Tensor nanmean_backward(const Tensor& grad, const Tensor& self, OptIntList dim, bool keepdim) {
+  DimVector dims = reduced_dims(dim, self.dim(), "nanmean_backward");
+  Tensor counted = logical_not(isnan(self));
+  Tensor count = sum(counted, dims.ref(), /*keepdim=*/true);
+  return masked_fill(restore_reduced(grad, dims, keepdim) / count, logical_not(counted), 0);
+}
+
+Tensor aminmax_backward(const Tensor& grad_min, const Tensor& grad_max, const Tensor& self, const Tensor& min,
+                        const Tensor& max, std::optional<int64_t> dim, bool keepdim) {
+  DimVector dims;  // none: every dim
+  if (dim) dims.push_back(*dim);
+  return amax_backward(grad_min, self, min, dims.ref(), keepdim) + amax_backward(grad_max, self, max, dims.ref(), keepdim);
+}
+
 Tensor value_selecting_reduction_backward(const Tensor& grad, int64_t dim, const Tensor& indices, IntArrayRef sizes,
                                           bool keepdim) {
   int64_t ndim = int64_t(sizes.size());

@@ -20,6 +20,11 @@ void check_dtype(const char* op, const char* arg, const Tensor& t, uint16_t mask
             dtype_list(mask));
 }
 
+void check_zero_dim(const char* op, const char* arg, const Tensor& t) {
+  KILN_CHECK(t.dim() == 0, ValueError, op, arg, op, "_ only supports a 0-dimensional ", arg,
+             " tensor, but got tensor with ", t.dim(), " dimension(s).");
+}
+
 void check_same_device(const char* op, std::initializer_list<NamedTensor> tensors) {
   const Tensor* first = nullptr;
   const char* first_name = "";

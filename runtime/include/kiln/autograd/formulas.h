@@ -18,6 +18,12 @@ Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& resul
                      bool keepdim);
 // amax/amin/max/min: the gradient is split evenly among the elements equal to `result`.
 Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim);
+// nansum/nanmean: NaNs were skipped and get no gradient; nanmean divides by the count of the others.
+Tensor nansum_backward(const Tensor& grad, const Tensor& self, OptIntList dim, bool keepdim);
+Tensor nanmean_backward(const Tensor& grad, const Tensor& self, OptIntList dim, bool keepdim);
+// aminmax: each result's gradient as amin's and amax's (split evenly among ties).
+Tensor aminmax_backward(const Tensor& grad_min, const Tensor& grad_max, const Tensor& self, const Tensor& min,
+                        const Tensor& max, std::optional<int64_t> dim, bool keepdim);
 // max.dim/min.dim: the gradient goes to the element `indices` picked.
 Tensor value_selecting_reduction_backward(const Tensor& grad, int64_t dim, const Tensor& indices, IntArrayRef sizes,
                                           bool keepdim);

@@ -1,0 +1,43 @@
+// The along-dim family's meta step (see kiln/meta/along_dim.h).
+#include "kiln/meta/along_dim.h"
+
+namespace kiln::meta {
+
+DimSplit split_at_dim(IntArrayRef sizes, int64_t dim) {
+  DimSplit s;
+  const int64_t nd = int64_t(sizes.size());
+  if (nd == 0) return s;
+  s.size = sizes[size_t(dim)];
+  for (int64_t i = 0; i < dim; ++i) s.outer *= sizes[size_t(i)];
+  for (int64_t i = dim + 1; i < nd; ++i) s.inner *= sizes[size_t(i)];
+  return s;
+}
+
+AlongDimPlan along_dim(const char* op, const Tensor& self, int64_t dim, std::optional<DType> dtype,
+                       AlongDimResult result, std::optional<DType> destination) {
+  AlongDimPlan plan;
+  const int64_t nd = self.dim();
+  plan.dim = wrap_dim(dim, nd == 0 ? 1 : nd, op, "dim");  // a 0-d tensor takes dim 0 or -1
+  if (nd == 0) plan.dim = 0;
+  const bool accumulates = result == AlongDimResult::Accumulate;
+  if (dtype) plan.dtype = *dtype;
+  else if (destination && accumulates) plan.dtype = *destination;
+  else if (accumulates && is_integral(self.dtype(), /*include_bool=*/true)) plan.dtype = DType::Int64;
+  else plan.dtype = self.dtype();
+  KILN_CHECK(plan.dtype != DType::Bool || !accumulates, DTypeError, op, "dtype",
+             "a bool result is not supported; accumulate in an integer or floating dtype");
+  KILN_CHECK(is_floating(plan.dtype) || result != AlongDimResult::Floating, DTypeError, op, "dtype",
+             "expected a floating point dtype, got ", dtype_name(plan.dtype));
+  plan.sizes = self.sizes();
+  plan.split = split_at_dim(self.sizes(), plan.dim);
+  return plan;
+}
+
+Tensor along_dim_input(const AlongDimPlan& plan, const Tensor& self) {
+  if (self.is_contiguous() && self.dtype() == plan.dtype) return self;
+  Tensor in = empty(self.sizes(), TensorOptions(plan.dtype, self.device()));
+  in.copy_(self);
+  return in;
+}
+
+}  // namespace kiln::meta
