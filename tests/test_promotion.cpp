@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include "kiln/gen/backend_table.h"
 #include "kiln/kiln.h"
 #include "kiln/pointwise.h"
 #include "support/test_helpers.h"
@@ -276,9 +277,8 @@ TEST_CASE("dispatch errors list what exists") {
   CHECK(error_text<DTypeError>([] {
           pointwise::throw_dtype_unsupported("add", kInt16, kCPU, {kFloat32, kFloat64});
         }) == "kiln::add: argument 'self': no CPU kernel for dtype int16; it has: float32, float64");
-  CHECK(error_text<NotImplementedError>([] {
-          pointwise::throw_no_backend("add", Device(DeviceType::CUDA, 0), "cpu");
-        }) == "kiln::add: no CUDA kernel; it has: cpu");
+  CHECK(error_text<NotImplementedError>([] { throw_missing_kernel("add", Device(DeviceType::CUDA, 0), "cpu"); }) ==
+        "kiln::add: no cuda kernel (cuda:0); it has kernels for: cpu");
   CHECK(pointwise::choice_index("gelu", "approximate", "none", {"none", "tanh"}) == 0);
   CHECK(pointwise::choice_index("gelu", "approximate", "tanh", {"none", "tanh"}) == 1);
   CHECK(error_text<ValueError>([] { pointwise::choice_index("gelu", "approximate", "erf", {"none", "tanh"}); }) ==

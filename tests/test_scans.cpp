@@ -91,3 +91,25 @@ TEST_CASE("scans: call by name reaches the out= and in-place variants") {
   CHECK(has(error_text<ValueError>([&] { call_inplace("_cumsum_reverse", {Value(y), Value(int64_t(0))}); }),
             "no in-place variant"));
 }
+
+TEST_CASE("cummax, cummin: the last of equal values wins, NaN stays once seen, gradients follow the indices") {
+  Tensor x = from_vector<double>({1, 3, 3, 2, NAN, 5, 0}, {7});
+  auto [hi, hi_at] = cummax(x, 0);
+  expect_values(hi, {7}, {1, 3, 3, 3, kNaN, kNaN, kNaN});
+  expect_values(hi_at, {7}, {0, 1, 2, 2, 4, 4, 4});
+  auto [lo, lo_at] = cummin(x, 0);
+  expect_values(lo, {7}, {1, 1, 1, 1, kNaN, kNaN, kNaN});
+  expect_values(lo_at, {7}, {0, 0, 0, 0, 4, 4, 4});
+  auto [b, b_at] = cummax(from_vector<bool>({true, false, true}, {3}), 0);
+  expect_values(b_at, {3}, {0, 0, 2});
+
+  Tensor y = from_vector<double>({1, 3, 2, 4, 0, 4}, {2, 3}).requires_grad_();
+  auto [v, at] = cummax(y, 1);
+  expect_values(at, {2, 3}, {0, 1, 1, 0, 0, 2});
+  sum(v * from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3})).backward();
+  expect_values(y.grad(), {2, 3}, {1, 5, 0, 9, 0, 6});
+  CHECK(has(error_text<IndexError>([&] {
+              _cummaxmin_backward(ones({3}, TensorOptions(kFloat64)), from_vector<int64_t>({0, 3, 1}, {3}), 0);
+            }),
+            "out of bounds"));
+}

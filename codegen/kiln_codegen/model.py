@@ -21,7 +21,7 @@ BACKENDS = ["cpu", "cuda"]
 FAMILIES = ["pointwise", "activation", "comparison", "logical", "bitwise", "reduction", "linalg",
             "view", "shape", "nn", "loss"]
 PROMOTIONS = ["default", "int_to_float", "bool_result", "complex_to_real", "self"]
-KINDS = ["pointwise", "kernel", "native", "composite"]
+KINDS = ["pointwise", "kernel", "composite"]
 VARIANTS = ["function", "method", "inplace", "out"]
 OP_KEYS = {
     "signature", "family", "dtypes", "cuda_dtypes", "backends", "pointwise", "kernel", "native", "composite",
@@ -60,8 +60,8 @@ class Op:
     dtypes: List[str]
     backends: List[str]
     kind: str
-    body: str                      # expression / kernel name / native name / C++ body
-    body_line: int = 0             # composite: the ops.yaml line of the body's first line
+    body: str                      # expression / kernel name / composite function name or one-line C++ body
+    body_line: int = 0             # composite: the ops.yaml line of the body
     promotion: str = "default"
     promote_scalars: List[str] = field(default_factory=list)
     bool_inputs: List[str] = field(default_factory=list)
@@ -78,10 +78,15 @@ class Op:
     doc: str = ""
     special_values: bool = False
     cuda_dtypes: List[str] = field(default_factory=list)  # the CUDA kernel's dtypes (default: dtypes)
-    composes_gradients: bool = True  # composite/native without formulas: autograd through its parts
+    composes_gradients: bool = True  # composite without formulas: autograd through its parts
     meta: Optional[str] = None     # kernel ops: the meta family of a structured kernel
     result_dtype: str = "self"     # structured ops: how the result dtype follows from self's
     identity: bool = True          # reductions: false when reducing nothing is an error (max, argmax)
+
+    @property
+    def is_function(self):
+        """A composite that names a C++ function (runtime/src/composite/) rather than giving a body."""
+        return self.kind == "composite" and re.match(r"^[A-Za-z_]\w*$", self.body) is not None
 
     @property
     def structured(self):
@@ -323,10 +328,14 @@ def _parse_op(raw, groups, ctx, errors):
                                     "ATen schema grammar, e.g. add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"))
         return None
     n_before = len(errors)
+    if "native" in raw:
+        errors.append(RegistryError(raw.line_of("native"), f"{sig.full_name}: 'native' is retired",
+                                    "write composite: <function>, defined in runtime/src/composite/ (namespace kiln::composite)"))
+        return None
     kinds = [k for k in KINDS if k in raw]
     if len(kinds) != 1:
         errors.append(RegistryError(line, f"{sig.full_name}: give exactly one of {', '.join(KINDS)}; got {kinds or 'none'}",
-                                    "pointwise: <expression>, kernel: <kiln::cpu function>, native: <kiln::native function>, composite: <C++ body>"))
+                                    "pointwise: <expression>, kernel: <kiln::cpu function>, composite: <kiln::composite function, or a one-line C++ body>"))
         return None
     kind = kinds[0]
     body = raw[kind]
@@ -363,6 +372,10 @@ def _parse_op(raw, groups, ctx, errors):
         found = composite_check.problem(op.body, OP_KEYS)
         if found:
             errors.append(RegistryError(first + found[0], f"{sig.full_name}: {found[1]}", "check the indentation of the keys after it"))
+        elif "\n" in op.body.strip():
+            errors.append(RegistryError(first, f"{sig.full_name}: a composite body longer than one line belongs in a C++ file",
+                                        "write composite: <function> and define it in runtime/src/composite/ "
+                                        "(namespace kiln::composite), where clang-format and an IDE reach it"))
     op.doc = str(raw.get("doc", "")).strip()
     if not op.doc:
         errors.append(RegistryError(line, f"{sig.full_name}: no 'doc' line", "one sentence saying what the op computes"))
@@ -407,15 +420,16 @@ def _parse_op(raw, groups, ctx, errors):
             errors.append(RegistryError(raw.line_of("signature"), f"{sig.full_name}: pointwise ops take 1 to 4 Tensors"))
         if len([a for a in sig.arguments if a.type.base != "Tensor"]) > 4:
             errors.append(RegistryError(raw.line_of("signature"), f"{sig.full_name}: pointwise ops take at most 4 non-Tensor arguments"))
-    if kind in ("kernel", "native") and not re.match(r"^[A-Za-z_]\w*$", op.body):
+    if kind == "kernel" and not re.match(r"^[A-Za-z_]\w*$", op.body):
         errors.append(RegistryError(raw.line_of(kind), f"{sig.full_name}: {kind} must name a C++ function, got '{op.body}'"))
     # Derivatives.
     derivs = raw.get("derivatives") or {}
     if derivs and not isinstance(derivs, dict):
         errors.append(RegistryError(raw.line_of("derivatives"), "derivatives must map input name -> formula"))
         derivs = {}
-    if derivs and kind == "composite":
-        errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: composite ops get autograd from their parts; remove 'derivatives'"))
+    if derivs and kind == "composite" and not op.is_function:
+        errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: a composite body gets autograd from its parts; remove 'derivatives'",
+                                    "or write composite: <function>, which derivatives record as one node"))
     for k, v in derivs.items():
         dline = derivs.line_of(k) if hasattr(derivs, "line_of") else raw.line_of("derivatives")
         a = op.arg(k)
@@ -441,9 +455,9 @@ def _parse_op(raw, groups, ctx, errors):
     op.gradgrad = bool(raw.get("gradgrad", True))
     if "differentiable" in raw:
         op.composes_gradients = bool(raw["differentiable"])
-        if kind not in ("composite", "native") or op.derivatives:
+        if kind != "composite" or op.derivatives:
             errors.append(RegistryError(raw.line_of("differentiable"), f"{sig.full_name}: 'differentiable' applies to composite "
-                                        "and native ops without derivatives (others are differentiable exactly when they have them)"))
+                                        "ops without derivatives (others are differentiable exactly when they have them)"))
     for key in ("result_dtype", "identity"):
         if key in raw and "meta" not in raw:
             errors.append(RegistryError(raw.line_of(key), f"{sig.full_name}: '{key}' applies to structured kernel ops (meta:) only"))
@@ -523,16 +537,16 @@ def build(doc, root):
 
 
 def check_kernels_exist(registry, root, errors):
-    """A named kernel or native function must be defined in the tree (not only declared)."""
+    """A named kernel or composite function must be defined in the tree (not only declared)."""
     import os
     allow_missing = os.environ.get("KILN_ALLOW_MISSING_KERNELS") == "1"
     texts = {"kernel": _read_tree(os.path.join(root, "kernels", "cpu")),
-             "native": _read_tree(os.path.join(root, "runtime", "src", "native"))}
-    where = {"kernel": "kernels/cpu/ (namespace kiln::cpu)", "native": "runtime/src/native/ (namespace kiln::native)"}
+             "composite": _read_tree(os.path.join(root, "runtime", "src", "composite"))}
+    where = {"kernel": "kernels/cpu/ (namespace kiln::cpu)", "composite": "runtime/src/composite/ (namespace kiln::composite)"}
     cuda_text = _read_tree(os.path.join(root, "kernels", "cuda"))
     registry.missing = []
     for op in registry.ops:
-        if op.kind not in ("kernel", "native"):
+        if op.kind != "kernel" and not op.is_function:
             continue
         pattern = re.compile(r"[\w>&*:\s]\s*\b" + re.escape(op.body) + r"\s*\([^;{]*\)\s*(const\s*)?\{", re.S)
         if not pattern.search(texts[op.kind]):
@@ -541,7 +555,7 @@ def check_kernels_exist(registry, root, errors):
                 continue
             errors.append(RegistryError(op.line, f"{op.full_name}: {op.kind} function '{op.body}' is not defined in {where[op.kind]}",
                                         f"define it with the signature declared in generated/include/kiln/gen/"
-                                        f"{'cpu_kernels.h' if op.kind == 'kernel' else 'native.h'}"))
+                                        f"{'cpu_kernels.h' if op.kind == 'kernel' else 'composite.h'}"))
         # `backends: [.., cuda]` on a kernel op promises kiln::cuda::<name> in kernels/cuda/.
         if op.kind == "kernel" and "cuda" in op.backends and not pattern.search(cuda_text):
             errors.append(RegistryError(op.line, f"{op.full_name}: backends lists cuda but kernel '{op.body}' is not defined in "

@@ -27,11 +27,11 @@ def _enrich(v, views_by_name, source):
     v.doc_literal = cpp.cpp_string(op.doc)
     if op.kind == "kernel":
         v.forward_call = f"fn({v.args})"
-    elif op.kind == "native":
-        v.forward_call = f"native::{op.body}({v.args})"
+    elif op.is_function:
+        v.forward_call = f"composite::{op.body}({v.args})"
     else:
         v.forward_call = ""
-    if op.kind == "composite":
+    if op.kind == "composite" and not op.is_function:
         body = "\n".join("  " + line if line.strip() else "" for line in op.body.splitlines())
         if source:  # the compiler reports errors in the body at their ops.yaml lines
             body = f'#line {op.body_line} "{source}"\n{body}\n{LINE_RESTORE}'
@@ -76,18 +76,18 @@ def str_args(sig):
 
 def is_grad_tested(op):
     """Ops whose gradients the generated tests check: those with formulas, and compositions
-    (composite or native without formulas) of differentiable parts unless `differentiable: false`."""
+    (composite without formulas) of differentiable parts unless `differentiable: false`."""
     if "float64" not in op.dtypes:
         return False
     if op.derivatives:
         return True
-    return op.kind in ("composite", "native") and bool(differentiable_inputs(op))
+    return op.kind == "composite" and bool(differentiable_inputs(op))
 
 
 def differentiable_inputs(op):
     if op.derivatives:
         return [a.name for a in op.sig.arguments if a.name in op.derivatives]
-    if op.kind not in ("composite", "native") or not op.composes_gradients:
+    if op.kind != "composite" or not op.composes_gradients:
         return []
     return [a.name for a in op.sig.arguments if a.type.base == "Tensor" and a.name not in op.non_differentiable]
 
@@ -155,7 +155,7 @@ def render(registry, out_dir, source=None):
     w.write(f"{inc}/backend_table.h", env.get_template("backend_table.h.j2").render(ops=views))
     for backend, label in (("cpu", "CPU"), ("cuda", "CUDA")):
         w.write(f"{inc}/{backend}_kernels.h", env.get_template("backend_kernels.h.j2").render(ops=views, backend=backend, label=label))
-    w.write(f"{inc}/native.h", env.get_template("native.h.j2").render(ops=views))
+    w.write(f"{inc}/composite.h", env.get_template("composite.h.j2").render(ops=views))
     sources = []
     op_tpl = env.get_template("op.cpp.j2")
     cuda_sources = []

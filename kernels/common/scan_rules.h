@@ -8,7 +8,8 @@
 //   load(x, k)          element x at position k along the dim as an Acc,
 //   combine(a, b)       a then b (b later in scan order); associative, since CUDA combines
 //                       chunks of a row in a tree,
-//   value(a)            what is stored in the result,
+//   value(a)            what is stored in the result (and index(a), for rules that keep one,
+//                       in the int64 indices),
 //   kDefined            whether the rule exists for element type T (engines instantiate no more).
 #include <cstdint>
 #include <type_traits>
@@ -53,6 +54,30 @@ struct LogAddExp {
   }
   KILN_HOST_DEVICE static Acc value(Acc a) { return a; }
 };
+
+// Running maximum (kMax) or minimum with its index, as PyTorch's cummax/cummin: a later
+// element equal to the best so far takes over (the last index wins ties), and the first NaN
+// stays once seen. index -1 marks the identity.
+template <typename T, bool kMax>
+struct Extreme {
+  static constexpr bool kDefined = !is_complex_v<T>;
+  struct Acc {
+    opmath_t<T> v;
+    int64_t i;
+  };
+  KILN_HOST_DEVICE static Acc identity() { return {opmath_t<T>(0), -1}; }
+  KILN_HOST_DEVICE static Acc load(T x, int64_t k) { return {opmath_t<T>(x), k}; }
+  KILN_HOST_DEVICE static Acc combine(Acc a, Acc b) {
+    if (a.i < 0) return b;
+    if (b.i < 0 || math::isnan(a.v)) return a;
+    if (math::isnan(b.v)) return b;
+    return (kMax ? b.v >= a.v : b.v <= a.v) ? b : a;
+  }
+  KILN_HOST_DEVICE static opmath_t<T> value(Acc a) { return a.v; }
+  KILN_HOST_DEVICE static int64_t index(Acc a) { return a.i; }
+};
+template <typename T> using Max = Extreme<T, true>;
+template <typename T> using Min = Extreme<T, false>;
 
 }  // namespace kiln::scan
 #endif  // KILN_KERNELS_COMMON_SCAN_RULES_H_

@@ -25,4 +25,12 @@ void _logcumsumexp_reverse(const meta::AlongDimPlan& plan, const Tensor& out, co
   scan_values<scan::LogAddExp, /*kReverse=*/true>(plan, out, self, "_logcumsumexp_reverse");
 }
 
+void cummax(const meta::AlongDimPlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self) {
+  scan_values_indices<scan::Max>(plan, values, indices, self, "cummax");
+}
+
+void cummin(const meta::AlongDimPlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self) {
+  scan_values_indices<scan::Min>(plan, values, indices, self, "cummin");
+}
+
 }  // namespace kiln::cpu

@@ -9,7 +9,7 @@
 #include <vector>
 #include "kernels/common/scan_rules.h"
 #include "kiln/meta/along_dim.h"
-#include "runtime/src/core/parallel.h"
+#include "kiln/cpu/parallel.h"
 
 namespace kiln::cpu {
 
@@ -19,6 +19,17 @@ struct StoreValue {
   T* out;
   void operator()(int64_t at, const typename Rule::Acc& a) const { out[at] = T(Rule::value(a)); }
 };
+// Stores the value and the index (cummax, cummin).
+template <typename T, typename Rule>
+struct StoreValueIndex {
+  T* out;
+  int64_t* indices;
+  void operator()(int64_t at, const typename Rule::Acc& a) const {
+    out[at] = T(Rule::value(a));
+    indices[at] = Rule::index(a);
+  }
+};
+
 template <typename Rule, bool kReverse = false, typename T, typename Store>
 void run_scan(const meta::AlongDimPlan& plan, const T* in, const Store& store) {
   using Acc = typename Rule::Acc;
@@ -56,17 +67,36 @@ void run_scan(const meta::AlongDimPlan& plan, const T* in, const Store& store) {
   });
 }
 
-// A scan with one result: Rule over self (contiguous, of plan.dtype) into out.
-template <template <typename> class Rule, bool kReverse = false>
-void scan_values(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+// Rule over self (contiguous, of plan.dtype) into the store make_store(T{}) builds for its
+// element type.
+template <template <typename> class RuleOf, bool kReverse, typename MakeStore>
+void scan_into(const meta::AlongDimPlan& plan, const Tensor& self, const char* op, MakeStore&& make_store) {
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (Rule<T>::kDefined) {
-      run_scan<Rule<T>, kReverse>(plan, static_cast<const T*>(self.data_ptr()),
-                                  StoreValue<T, Rule<T>>{static_cast<T*>(out.data_ptr())});
+    if constexpr (RuleOf<T>::kDefined) {
+      run_scan<RuleOf<T>, kReverse>(plan, static_cast<const T*>(self.data_ptr()), make_store(tag));
     } else {
       KILN_FAIL(InternalError, op, "self", "no scan kernel for dtype ", dtype_name(plan.dtype));
     }
+  });
+}
+
+// A scan with one result.
+template <template <typename> class RuleOf, bool kReverse = false>
+void scan_values(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+  scan_into<RuleOf, kReverse>(plan, self, op, [&](auto tag) {
+    using T = decltype(tag);
+    return StoreValue<T, RuleOf<T>>{static_cast<T*>(out.data_ptr())};
+  });
+}
+
+// A scan with values and their int64 indices (cummax, cummin).
+template <template <typename> class RuleOf>
+void scan_values_indices(const meta::AlongDimPlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self,
+                         const char* op) {
+  scan_into<RuleOf, false>(plan, self, op, [&](auto tag) {
+    using T = decltype(tag);
+    return StoreValueIndex<T, RuleOf<T>>{static_cast<T*>(values.data_ptr()), static_cast<int64_t*>(indices.data_ptr())};
   });
 }
 

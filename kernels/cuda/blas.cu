@@ -8,7 +8,7 @@
 #include "kernels/common/gemm_desc.h"
 #include "kiln/gen/cuda_kernels.h"
 #include "runtime/src/cuda/cublas_api.h"
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 #include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
 
 namespace kiln::cuda {

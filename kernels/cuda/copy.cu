@@ -5,7 +5,7 @@
 #include "kernels/cuda/elementwise.cuh"
 #include "runtime/src/core/convert.h"
 #include "runtime/src/core/device_copy.h"
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 #include "runtime/src/cuda/elementwise_launch.h"
 #include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
 

@@ -11,7 +11,7 @@
 #include "kernels/cuda/elementwise_args.h"
 #include "kernels/cuda/plan/launch.h"
 #include "kernels/cuda/plan/offset_calculator.h"
-#include "runtime/src/cuda/cuda_check.h"
+#include "kiln/cuda/check.h"
 
 namespace kiln::cuda {
 

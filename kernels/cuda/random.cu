@@ -6,7 +6,7 @@
 #include "kernels/common/random_blocks.h"
 #include "kernels/cuda/plan/launch.h"
 #include "runtime/src/core/device_random.h"
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 
 namespace kiln::cuda::detail {
 namespace {

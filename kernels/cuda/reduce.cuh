@@ -10,7 +10,7 @@
 #include <cstdint>
 #include "kernels/cuda/plan/reduce_ops.h"
 #include "kernels/cuda/plan/reduce_plan.h"
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 #include "kiln/kiln.h"
 
 namespace kiln::cuda::reduce_detail {

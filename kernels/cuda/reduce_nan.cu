@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 #include "kernels/cuda/reduce_layout.cuh"
 #include "kiln/gen/cuda_kernels.h"
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 #include "kiln/kiln.h"
 
 namespace kiln::cuda {

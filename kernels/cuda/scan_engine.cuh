@@ -17,7 +17,7 @@
 #include "kernels/common/scan_rules.h"
 #include "kernels/cuda/plan/reduce_plan.h"
 #include "kiln/meta/along_dim.h"
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 #include "kiln/kiln.h"
 
 namespace kiln::cuda {
@@ -27,6 +27,27 @@ constexpr int kWarp = 32;
 constexpr int kWarpsPerBlock = 8;
 constexpr int kBlockThreads = 512;
 constexpr int64_t kLongRow = 4096;
+
+// Where a scan's running values go: the value (StoreValue), also the index (StoreValueIndex:
+// cummax, cummin), or nowhere (NoStore: the chunk totals pass).
+template <typename T, typename Rule>
+struct StoreValue {
+  T* out;
+  __device__ void operator()(int64_t at, const typename Rule::Acc& a) const { out[at] = T(Rule::value(a)); }
+};
+template <typename T, typename Rule>
+struct StoreValueIndex {
+  T* out;
+  int64_t* indices;
+  __device__ void operator()(int64_t at, const typename Rule::Acc& a) const {
+    out[at] = T(Rule::value(a));
+    indices[at] = Rule::index(a);
+  }
+};
+struct NoStore {
+  template <typename Acc>
+  __device__ void operator()(int64_t, const Acc&) const {}
+};
 
 // Rule::combine as the functor cub's scans take.
 template <typename Rule>
@@ -43,15 +64,14 @@ __device__ __forceinline__ int64_t scan_index(int64_t k, int64_t D) {
 }
 
 // blockDim = (kWarp, kWarpsPerBlock): warp threadIdx.y scans rows blockIdx.x * kWarpsPerBlock + y, ...
-template <typename Rule, bool kReverse, typename T>
-__global__ void scan_rows_warp_kernel(const T* in, T* out, int64_t rows, int64_t D) {
+template <typename Rule, bool kReverse, typename T, typename Store>
+__global__ void scan_rows_warp_kernel(const T* in, Store store, int64_t rows, int64_t D) {
   using Acc = typename Rule::Acc;
   using WarpScan = cub::WarpScan<Acc>;
   __shared__ typename WarpScan::TempStorage temp[kWarpsPerBlock];
   for (int64_t row = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; row < rows;
        row += int64_t(gridDim.x) * blockDim.y) {  // uniform across the warp
     const T* x = in + row * D;
-    T* y = out + row * D;
     Acc carry = Rule::identity();
     for (int64_t base = 0; base < D; base += kWarp) {
       const int64_t k = base + threadIdx.x;
@@ -60,7 +80,7 @@ __global__ void scan_rows_warp_kernel(const T* in, T* out, int64_t rows, int64_t
       Acc total;
       WarpScan(temp[threadIdx.y]).InclusiveScan(v, v, Combine<Rule>(), total);
       __syncwarp();
-      if (k < D) y[i] = T(Rule::value(Rule::combine(carry, v)));
+      if (k < D) store(row * D + i, Rule::combine(carry, v));
       carry = Rule::combine(carry, total);
     }
   }
@@ -69,12 +89,13 @@ __global__ void scan_rows_warp_kernel(const T* in, T* out, int64_t rows, int64_t
 template <typename Acc>
 using BlockScan = cub::BlockScan<Acc, kBlockThreads>;
 
-// The whole block scans positions [begin, begin + len) of a row (in scan order) from `carry`,
-// a tile of kBlockThreads at a time, and returns the carry after them. With kStore false it
-// only computes that carry (the chunk totals of a split row).
-template <typename Rule, bool kReverse, bool kStore, typename T, typename Acc = typename Rule::Acc>
-__device__ Acc block_scan_range(const T* x, T* y, int64_t D, int64_t begin, int64_t len, Acc carry,
-                                typename BlockScan<Acc>::TempStorage& temp) {
+// The whole block scans positions [begin, begin + len) of row `row` (in scan order) from
+// `carry`, a tile of kBlockThreads at a time, and returns the carry after them. With kStore
+// false it only computes that carry (the chunk totals of a split row).
+template <typename Rule, bool kReverse, bool kStore, typename T, typename Store, typename Acc = typename Rule::Acc>
+__device__ Acc block_scan_range(const T* in, const Store& store, int64_t row, int64_t D, int64_t begin, int64_t len,
+                                Acc carry, typename BlockScan<Acc>::TempStorage& temp) {
+  const T* x = in + row * D;
   for (int64_t base = 0; base < len; base += kBlockThreads) {
     const int64_t k = base + threadIdx.x;
     const int64_t i = scan_index<kReverse>(begin + k, D);
@@ -82,21 +103,21 @@ __device__ Acc block_scan_range(const T* x, T* y, int64_t D, int64_t begin, int6
     Acc total;
     BlockScan<Acc>(temp).InclusiveScan(v, v, Combine<Rule>(), total);
     __syncthreads();  // temp is reused by the next tile
-    if (kStore && k < len) y[i] = T(Rule::value(Rule::combine(carry, v)));
+    if (kStore && k < len) store(row * D + i, Rule::combine(carry, v));
     carry = Rule::combine(carry, total);
   }
   return carry;
 }
 
-template <typename Rule, bool kReverse, typename T>
-__global__ void scan_rows_block_kernel(const T* in, T* out, int64_t rows, int64_t D) {
+template <typename Rule, bool kReverse, typename T, typename Store>
+__global__ void scan_rows_block_kernel(const T* in, Store store, int64_t rows, int64_t D) {
   __shared__ typename BlockScan<typename Rule::Acc>::TempStorage temp;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x)
-    block_scan_range<Rule, kReverse, true>(in + row * D, out + row * D, D, 0, D, Rule::identity(), temp);
+    block_scan_range<Rule, kReverse, true>(in, store, row, D, 0, D, Rule::identity(), temp);
 }
 
-template <typename Rule, bool kReverse, typename T>
-__global__ void scan_columns_kernel(const T* in, T* out, int64_t columns, int64_t D, int64_t inner) {
+template <typename Rule, bool kReverse, typename T, typename Store>
+__global__ void scan_columns_kernel(const T* in, Store store, int64_t columns, int64_t D, int64_t inner) {
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < columns;
        c += int64_t(gridDim.x) * blockDim.x) {
     const int64_t base = cuda_plan::column_base(c, D, inner);
@@ -105,7 +126,7 @@ __global__ void scan_columns_kernel(const T* in, T* out, int64_t columns, int64_
       const int64_t d = scan_index<kReverse>(step, D);
       const int64_t at = base + d * inner;
       acc = Rule::combine(acc, Rule::load(in[at], d));
-      out[at] = T(Rule::value(acc));
+      store(at, acc);
     }
   }
 }
@@ -115,7 +136,7 @@ template <typename Rule, bool kReverse, typename T>
 __global__ void chunk_totals_kernel(const T* in, typename Rule::Acc* totals, int64_t D, int64_t chunk, int64_t splits) {
   __shared__ typename BlockScan<typename Rule::Acc>::TempStorage temp;
   const int64_t row = blockIdx.y, c = blockIdx.x;
-  const auto total = block_scan_range<Rule, kReverse, false>(in + row * D, static_cast<T*>(nullptr), D, c * chunk,
+  const auto total = block_scan_range<Rule, kReverse, false>(in, NoStore{}, row, D, c * chunk,
                                                              cuda_plan::chunk_length(chunk, D, c), Rule::identity(), temp);
   if (threadIdx.x == 0) totals[row * splits + c] = total;
 }
@@ -135,17 +156,17 @@ __global__ void chunk_carries_kernel(typename Rule::Acc* totals, int64_t rows, i
 }
 
 // Pass 3: block (c, row) scans chunk c from its carry.
-template <typename Rule, bool kReverse, typename T>
-__global__ void scan_chunks_kernel(const T* in, T* out, const typename Rule::Acc* carries, int64_t D, int64_t chunk,
+template <typename Rule, bool kReverse, typename T, typename Store>
+__global__ void scan_chunks_kernel(const T* in, Store store, const typename Rule::Acc* carries, int64_t D, int64_t chunk,
                                    int64_t splits) {
   __shared__ typename BlockScan<typename Rule::Acc>::TempStorage temp;
   const int64_t row = blockIdx.y, c = blockIdx.x;
-  block_scan_range<Rule, kReverse, true>(in + row * D, out + row * D, D, c * chunk, cuda_plan::chunk_length(chunk, D, c),
+  block_scan_range<Rule, kReverse, true>(in, store, row, D, c * chunk, cuda_plan::chunk_length(chunk, D, c),
                                          carries[row * splits + c], temp);
 }
 
-template <typename Rule, bool kReverse, typename T>
-void scan_split_rows(const T* x, T* y, int64_t rows, int64_t D, const cuda_plan::RowSplit& sp, int dev,
+template <typename Rule, bool kReverse, typename T, typename Store>
+void scan_split_rows(const T* x, const Store& y, int64_t rows, int64_t D, const cuda_plan::RowSplit& sp, int dev,
                      cudaStream_t stream, const char* op) {
   using Acc = typename Rule::Acc;
   Tensor scratch = empty({rows * sp.splits * int64_t(sizeof(Acc))}, TensorOptions(DType::UInt8, Device(DeviceType::CUDA, dev)));
@@ -165,38 +186,62 @@ inline unsigned grid_for(int64_t work_items, int64_t per_block, int dev) {
 
 }  // namespace scan_engine
 
-// A scan with one result: Rule over self (contiguous, of plan.dtype) into out.
-template <template <typename> class RuleOf, bool kReverse = false>
-void scan_values(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+// Runs Rule along plan.dim of `x` (contiguous), handing every running value to `store`.
+template <typename Rule, bool kReverse, typename T, typename Store>
+void run_scan(const meta::AlongDimPlan& plan, const T* x, const Store& store, int dev, const char* op) {
   using namespace scan_engine;
-  detail::check_device(self.device().index, op);
-  if (out.numel() == 0) return;
   const int64_t outer = plan.split.outer, D = plan.split.size, inner = plan.split.inner;
+  cudaStream_t stream = detail::current_cuda_stream(dev);
+  if (inner > 1) {
+    const int threads = 256;
+    scan_columns_kernel<Rule, kReverse>
+        <<<grid_for(outer * inner, threads, dev), threads, 0, stream>>>(x, store, outer * inner, D, inner);
+  } else if (const cuda_plan::RowSplit sp = cuda_plan::row_split(outer, D, detail::sm_count(dev)); sp.splits > 1) {
+    scan_split_rows<Rule, kReverse>(x, store, outer, D, sp, dev, stream, op);
+  } else if (D >= kLongRow) {
+    scan_rows_block_kernel<Rule, kReverse><<<grid_for(outer, 1, dev), kBlockThreads, 0, stream>>>(x, store, outer, D);
+  } else {
+    scan_rows_warp_kernel<Rule, kReverse><<<grid_for(outer, kWarpsPerBlock, dev), dim3(kWarp, kWarpsPerBlock), 0,
+                                            stream>>>(x, store, outer, D);
+  }
+  KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+}
+
+// Rule over self (contiguous, of plan.dtype) into the store make_store(T{}) builds for its
+// element type.
+template <template <typename> class RuleOf, bool kReverse, typename MakeStore>
+void scan_into(const meta::AlongDimPlan& plan, const Tensor& self, const char* op, MakeStore&& make_store) {
+  detail::check_device(self.device().index, op);
+  if (self.numel() == 0) return;
   const int dev = self.device().index;
   DeviceGuard guard(dev);
-  cudaStream_t stream = detail::current_cuda_stream(dev);
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
-    using Rule = RuleOf<T>;
-    if constexpr (Rule::kDefined) {
-      const T* x = static_cast<const T*>(self.data_ptr());
-      T* y = static_cast<T*>(out.data_ptr());
-      if (inner > 1) {
-        const int threads = 256;
-        scan_columns_kernel<Rule, kReverse>
-            <<<grid_for(outer * inner, threads, dev), threads, 0, stream>>>(x, y, outer * inner, D, inner);
-      } else if (const cuda_plan::RowSplit sp = cuda_plan::row_split(outer, D, detail::sm_count(dev)); sp.splits > 1) {
-        scan_split_rows<Rule, kReverse>(x, y, outer, D, sp, dev, stream, op);
-      } else if (D >= kLongRow) {
-        scan_rows_block_kernel<Rule, kReverse><<<grid_for(outer, 1, dev), kBlockThreads, 0, stream>>>(x, y, outer, D);
-      } else {
-        scan_rows_warp_kernel<Rule, kReverse><<<grid_for(outer, kWarpsPerBlock, dev), dim3(kWarp, kWarpsPerBlock), 0,
-                                                stream>>>(x, y, outer, D);
-      }
-      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    if constexpr (RuleOf<T>::kDefined) {
+      run_scan<RuleOf<T>, kReverse>(plan, static_cast<const T*>(self.data_ptr()), make_store(tag), dev, op);
     } else {
       KILN_FAIL(InternalError, op, "self", "no scan kernel for dtype ", dtype_name(plan.dtype));
     }
+  });
+}
+
+// A scan with one result.
+template <template <typename> class RuleOf, bool kReverse = false>
+void scan_values(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+  scan_into<RuleOf, kReverse>(plan, self, op, [&](auto tag) {
+    using T = decltype(tag);
+    return scan_engine::StoreValue<T, RuleOf<T>>{static_cast<T*>(out.data_ptr())};
+  });
+}
+
+// A scan with values and their int64 indices (cummax, cummin).
+template <template <typename> class RuleOf>
+void scan_values_indices(const meta::AlongDimPlan& plan, const Tensor& values, const Tensor& indices,
+                         const Tensor& self, const char* op) {
+  scan_into<RuleOf, false>(plan, self, op, [&](auto tag) {
+    using T = decltype(tag);
+    return scan_engine::StoreValueIndex<T, RuleOf<T>>{static_cast<T*>(values.data_ptr()),
+                                                      static_cast<int64_t*>(indices.data_ptr())};
   });
 }
 

@@ -6,7 +6,7 @@
 #include <cuda_runtime.h>
 #include "kernels/cuda/reduce.cuh"
 #include "kiln/gen/cuda_kernels.h"
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 #include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
 
 namespace kiln::cuda {

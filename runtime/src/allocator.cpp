@@ -13,7 +13,7 @@
 #endif
 #include "core/allocator_registry.h"
 #ifdef KILN_WITH_CUDA
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 #endif
 #include "kiln/error.h"
 #include "kiln/macros.h"

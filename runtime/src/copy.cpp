@@ -3,7 +3,7 @@
 #include <cstring>
 #include "core/convert.h"
 #include "core/device_copy.h"
-#include "core/parallel.h"
+#include "kiln/cpu/parallel.h"
 #include "core/scalar_fits.h"
 #include "core/strided.h"
 #include "kiln/tensor.h"

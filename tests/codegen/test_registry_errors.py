@@ -36,7 +36,7 @@ ops:
 - signature: expand(Tensor(a) self, int[] size) -> Tensor(a)
   family: view
   dtypes: [floating]
-  native: expand
+  composite: expand
   derivatives:
     self: sum(grad)
   samples:
@@ -50,11 +50,11 @@ class RegistryErrors(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         root = self.tmp.name
         os.makedirs(os.path.join(root, "kernels", "cpu"))
-        os.makedirs(os.path.join(root, "runtime", "src", "native"))
+        os.makedirs(os.path.join(root, "runtime", "src", "composite"))
         with open(os.path.join(root, "kernels", "cpu", "sum.cpp"), "w") as f:
             f.write("namespace kiln::cpu {\nTensor sum_all(const Tensor& self) {\n  return self;\n}\n}\n")
-        with open(os.path.join(root, "runtime", "src", "native", "expand.cpp"), "w") as f:
-            f.write("namespace kiln::native {\nTensor expand(const Tensor& self, IntArrayRef size) {\n  return self;\n}\n}\n")
+        with open(os.path.join(root, "runtime", "src", "composite", "expand.cpp"), "w") as f:
+            f.write("namespace kiln::composite {\nTensor expand(const Tensor& self, IntArrayRef size) {\n  return self;\n}\n}\n")
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -131,6 +131,14 @@ class RegistryErrors(unittest.TestCase):
         self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  result_dtype: accumulate"), 7,
                          "'result_dtype' applies to structured kernel ops (meta:) only")
 
+    def test_native_is_retired(self):
+        self.assertError(VALID.replace("  composite: expand", "  native: expand"), 28, "'native' is retired")
+
+    def test_long_composite_body(self):
+        body = "  composite: |\n    Tensor t = self;\n    return t;\n"
+        self.assertError(VALID.replace("  pointwise: exp(self)\n  derivatives:\n    self: grad * result\n", body), 7,
+                         "a composite body longer than one line belongs in a C++ file")
+
     def test_duplicate_op(self):
         dup = VALID + "- signature: exp(Tensor self) -> Tensor\n  dtypes: [floating]\n  pointwise: exp(self)\n  doc: again.\n"
         self.assertError(dup, 34, "duplicate op 'exp'")
@@ -168,9 +176,7 @@ class RegistryErrors(unittest.TestCase):
         text = VALID + """\
 - signature: double_exp(Tensor self) -> Tensor
   dtypes: [floating]
-  composite: |
-    Tensor e = exp(self);
-    return e.no_such_method(2);
+  composite: return exp(self).no_such_method(2);
   doc: Twice.
 """
         r = self.run_gen(text, check=False)
@@ -179,10 +185,10 @@ class RegistryErrors(unittest.TestCase):
         with open(path) as f:
             generated = f.read().split("\n")
         ops_yaml = os.path.join(self.tmp.name, "ops.yaml")
-        body_line = len(VALID.splitlines()) + 4  # after signature, dtypes and "composite: |"
+        body_line = len(VALID.splitlines()) + 3  # the "composite:" line, after signature and dtypes
         begin = generated.index(f'#line {body_line} "{ops_yaml}"')
-        self.assertEqual(generated[begin + 2].strip(), "return e.no_such_method(2);")
-        self.assertEqual(generated[begin + 3], f'#line {begin + 5} "{path}"')  # back to the file's own lines
+        self.assertEqual(generated[begin + 1].strip(), "return exp(self).no_such_method(2);")
+        self.assertEqual(generated[begin + 2], f'#line {begin + 4} "{path}"')  # back to the file's own lines
 
     def test_every_error_reported_at_once(self):
         text = VALID.replace("[flaot", "[flaot").replace("pointwise: exp(self)", "pointwise: exp(self)\n  pointwize: 1")

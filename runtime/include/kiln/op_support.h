@@ -8,7 +8,7 @@
 #include "kiln/autograd/formulas.h"
 #include "kiln/destination.h"
 #include "kiln/gen/backend_table.h"
-#include "kiln/gen/native.h"
+#include "kiln/gen/composite.h"
 #include "kiln/kiln.h"
 #include "kiln/pointwise.h"
 #include "kiln/value.h"

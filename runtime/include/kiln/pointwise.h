@@ -61,7 +61,6 @@ PointwiseCall prepare_out(const PointwiseSpec& spec, Tensor& out, std::initializ
 // After the kernel ran: copies a temporary into the user's out= / in-place tensor, bumps versions.
 void finish(PointwiseCall& call, Tensor& destination);
 
-[[noreturn]] void throw_no_backend(const char* op, Device device, const char* have);
 // `str` argument to index: "tanh" in {"none","tanh"} -> 1; errors name the op and argument.
 int64_t choice_index(const char* op, const char* arg, std::string_view value,
                      std::initializer_list<const char*> choices);

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <string>
 #include <vector>
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 
 namespace kiln::cuda {
 namespace {

@@ -1,6 +1,6 @@
 // PointwiseCall -> ElementwiseArgs (elementwise_launch.h).
 #include "runtime/src/cuda/elementwise_launch.h"
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 
 namespace kiln::cuda {
 namespace {

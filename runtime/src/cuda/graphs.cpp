@@ -5,7 +5,7 @@
 #include <memory>
 #include "kiln/autograd.h"
 #include "runtime/src/autograd/replayed_function.h"
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 #include "runtime/src/device_cache/block_cache.h"
 
 namespace kiln::cuda {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 #include "runtime/src/cuda/capture_mode.h"
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 #include "runtime/src/core/pooled.h"
 #include "runtime/src/device_cache/block_cache.h"
 

@@ -8,7 +8,7 @@
 #include <atomic>
 #include <mutex>
 #include <vector>
-#include "runtime/src/cuda/cuda_context.h"
+#include "kiln/cuda/context.h"
 
 namespace kiln::cuda {
 namespace {

@@ -1,5 +1,6 @@
 // The along-dim family's meta step (see kiln/meta/along_dim.h).
 #include "kiln/meta/along_dim.h"
+#include <string_view>
 
 namespace kiln::meta {
 
@@ -31,6 +32,13 @@ AlongDimPlan along_dim(const char* op, const Tensor& self, int64_t dim, std::opt
   plan.sizes = self.sizes();
   plan.split = split_at_dim(self.sizes(), plan.dim);
   return plan;
+}
+
+void check_companion(const AlongDimPlan& plan, const char* op, const char* arg, const Tensor& t) {
+  KILN_CHECK(t.sizes().equals(plan.sizes), ShapeError, op, arg, "expected ", arg, " of shape ", shape_str(plan.sizes),
+             " (self's), got ", shape_str(t.sizes()));
+  KILN_CHECK(std::string_view(arg) != "indices" || t.dtype() == DType::Int64, DTypeError, op, arg,
+             "expected int64 indices, got ", dtype_name(t.dtype()));
 }
 
 Tensor along_dim_input(const AlongDimPlan& plan, const Tensor& self) {

@@ -25,11 +25,6 @@ void throw_dtype_unsupported(const char* op, DType dtype, Device device, std::in
             have.empty() ? std::string("; it has none") : "; it has: " + have);
 }
 
-void throw_no_backend(const char* op, Device device, const char* have) {
-  KILN_FAIL(NotImplementedError, op, "", "no ", upper_device_name(device), " kernel; it has: ",
-            (have && *have) ? have : "none");
-}
-
 int64_t choice_index(const char* op, const char* arg, std::string_view value,
                      std::initializer_list<const char*> choices) {
   int64_t i = 0;

@@ -1,9 +1,8 @@
-// Backend tables: CPU's is constant (generated cpu_table.cpp); others register at load time.
+// The one missing-kernel error (every backend table is constant-initialized: generated
+// cpu_table.cpp and cuda_table.cpp).
 #include "kiln/gen/backend_table.h"
 
 namespace kiln {
-
-void register_backend_table(DeviceType t, const BackendTable* table) { g_backend_tables[int(t)] = table; }
 
 void throw_missing_kernel(const char* op, Device device, const char* have) {
   KILN_FAIL(NotImplementedError, op, "", "no ", device_type_name(device.type), " kernel (", device.str(),

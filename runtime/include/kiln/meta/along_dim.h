@@ -39,6 +39,10 @@ struct AlongDimPlan {
 AlongDimPlan along_dim(const char* op, const Tensor& self, int64_t dim, std::optional<DType> dtype,
                        AlongDimResult result, std::optional<DType> destination);
 
+// A further tensor of an along-dim op (cummax's gradient takes `indices`) has self's shape;
+// one named indices is int64.
+void check_companion(const AlongDimPlan& plan, const char* op, const char* arg, const Tensor& t);
+
 // The input a kernel reads: `self` when it is contiguous and of plan.dtype, else a contiguous
 // copy cast to it.
 Tensor along_dim_input(const AlongDimPlan& plan, const Tensor& self);

@@ -1,10 +1,10 @@
 // matmul with NumPy semantics, composed only of differentiable kiln ops (dot, mv, mm, bmm,
 // reshape, expand, unsqueeze, squeeze): matmul has no derivative formula, its parts record it.
-#include "kiln/gen/native.h"
+#include "kiln/gen/composite.h"
 #include "kiln/gen/ops.h"
 #include "kiln/pointwise.h"
 
-namespace kiln::native {
+namespace kiln::composite {
 
 namespace {
 DimVector dims_before(IntArrayRef sizes, size_t keep_last) {
@@ -61,4 +61,4 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   return kiln::reshape(kiln::bmm(lhs3, rhs3), out_shape);
 }
 
-}  // namespace kiln::native
+}  // namespace kiln::composite

@@ -1,12 +1,12 @@
-#ifndef KILN_RUNTIME_SRC_CUDA_CUDA_CONTEXT_H_
-#define KILN_RUNTIME_SRC_CUDA_CUDA_CONTEXT_H_
+#ifndef KILN_RUNTIME_INCLUDE_KILN_CUDA_CONTEXT_H_
+#define KILN_RUNTIME_INCLUDE_KILN_CUDA_CONTEXT_H_
 // What kernels and library calls of the CUDA backend need from the runtime: error checks that
 // raise kiln::Error naming the op, the current stream, the device's SM count.
-// Included by .cpp (g++) and .cu (nvcc) files of the CUDA build only.
+// Part of the kernel-facing API; included by .cpp (g++) and .cu (nvcc) files of the CUDA build only.
 #include <cuda_runtime_api.h>
 #include "kiln/cuda.h"
 #include "kiln/error.h"
-#include "runtime/src/cuda/cuda_check.h"
+#include "kiln/cuda/check.h"
 
 namespace kiln::cuda::detail {
 
@@ -18,4 +18,4 @@ Allocator* device_allocator();  // the caching allocator of every CUDA device (d
 
 }  // namespace kiln::cuda::detail
 
-#endif  // KILN_RUNTIME_SRC_CUDA_CUDA_CONTEXT_H_
+#endif  // KILN_RUNTIME_INCLUDE_KILN_CUDA_CONTEXT_H_

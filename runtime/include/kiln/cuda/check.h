@@ -1,5 +1,5 @@
-#ifndef KILN_RUNTIME_SRC_CUDA_CUDA_CHECK_H_
-#define KILN_RUNTIME_SRC_CUDA_CUDA_CHECK_H_
+#ifndef KILN_RUNTIME_INCLUDE_KILN_CUDA_CHECK_H_
+#define KILN_RUNTIME_INCLUDE_KILN_CUDA_CHECK_H_
 // KILN_CUDA_CHECK: a failed CUDA runtime call raises kiln::DeviceError naming the op. Only the
 // CUDA runtime API header, so kernel files can check their launches without tensor.h.
 #include <cuda_runtime_api.h>
@@ -18,4 +18,4 @@ namespace kiln::cuda::detail {
       ::kiln::cuda::detail::throw_cuda_error(kiln_cuda_err_, (op), (arg), #expr);         \
   } while (0)
 
-#endif  // KILN_RUNTIME_SRC_CUDA_CUDA_CHECK_H_
+#endif  // KILN_RUNTIME_INCLUDE_KILN_CUDA_CHECK_H_

@@ -1,9 +1,9 @@
 // Views that pick positions along dims: narrow, slice, select, diagonal (an offset and strides).
-#include "kiln/gen/native.h"
+#include "kiln/gen/composite.h"
 
 #include <algorithm>
 
-namespace kiln::native {
+namespace kiln::composite {
 
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
   KILN_CHECK(self.dim() > 0, IndexError, "slice", "self", "cannot slice a 0-dim tensor");
@@ -33,7 +33,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   KILN_CHECK(length >= 0, ValueError, "narrow", "length", "expected a non-negative length, got ", length);
   KILN_CHECK(start + length <= size, IndexError, "narrow", "length", "start (", start, ") + length (", length,
              ") exceeds dimension size (", size, ")");
-  return native::slice(self, d, start, start + length, 1);
+  return composite::slice(self, d, start, start + length, 1);
 }
 
 Tensor select(const Tensor& self, int64_t dim, int64_t index) {
@@ -72,4 +72,4 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
   return self.as_strided_view(sizes, strides, storage_offset);
 }
 
-}  // namespace kiln::native
+}  // namespace kiln::composite

@@ -1,9 +1,9 @@
 // Views that reorder dims: transpose, t, permute (sizes and strides move together, no copy).
-#include "kiln/gen/native.h"
+#include "kiln/gen/composite.h"
 
 #include <algorithm>
 
-namespace kiln::native {
+namespace kiln::composite {
 
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
   // a 0-d tensor accepts dims 0 and -1, as in PyTorch
@@ -22,7 +22,7 @@ Tensor t(const Tensor& self) {
   KILN_CHECK(self.dim() <= 2, ShapeError, "t", "self", "expected a tensor with <= 2 dims, got ", self.dim(),
              "-D; use transpose(dim0, dim1) or permute");
   if (self.dim() < 2) return self.as_strided_view(self.sizes(), self.strides(), self.storage_offset());
-  return native::transpose(self, 0, 1);
+  return composite::transpose(self, 0, 1);
 }
 
 Tensor permute(const Tensor& self, IntArrayRef dims) {
@@ -41,4 +41,4 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
   return self.as_strided_view(sizes, strides, self.storage_offset());
 }
 
-}  // namespace kiln::native
+}  // namespace kiln::composite

@@ -1,11 +1,11 @@
 // cat: concatenation along an existing dim, with PyTorch's type promotion and its legacy rule
 // that 1-D empty tensors (shape [0]) are skipped whatever the other shapes are.
-#include "kiln/gen/native.h"
+#include "kiln/gen/composite.h"
 #include "kiln/pointwise.h"
 
 #include <vector>
 
-namespace kiln::native {
+namespace kiln::composite {
 
 namespace {
 bool skipped(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
@@ -51,10 +51,10 @@ Tensor cat(const TensorList& tensors, int64_t dim) {
   for (const Tensor& t : tensors) {
     if (skipped(t)) continue;
     int64_t n = t.sizes()[d];
-    if (n > 0 && t.numel() > 0) native::narrow(out, d, offset, n).copy_(t);  // copy_ casts to the common dtype
+    if (n > 0 && t.numel() > 0) composite::narrow(out, d, offset, n).copy_(t);  // copy_ casts to the common dtype
     offset += n;
   }
   return out;
 }
 
-}  // namespace kiln::native
+}  // namespace kiln::composite

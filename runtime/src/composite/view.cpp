@@ -1,9 +1,9 @@
 // view and reshape: a new shape over the same elements (ATen's infer_size and computeStride).
-#include "kiln/gen/native.h"
+#include "kiln/gen/composite.h"
 
 #include <optional>
 
-namespace kiln::native {
+namespace kiln::composite {
 
 namespace {
 
@@ -92,4 +92,4 @@ Tensor reshape(const Tensor& self, IntArrayRef shape) {
   return out;
 }
 
-}  // namespace kiln::native
+}  // namespace kiln::composite

@@ -1,8 +1,8 @@
 // Gradients of the indexing views: zeros of the input's shape with the gradient written through
 // the same view the forward took.
-#include "kiln/gen/native.h"
+#include "kiln/gen/composite.h"
 
-namespace kiln::native {
+namespace kiln::composite {
 
 namespace {
 // `region` is a view of a fresh zeros tensor; the gradient must fill it exactly (copy_ would
@@ -24,21 +24,21 @@ Tensor zeros_of(IntArrayRef input_sizes, const Tensor& grad_output, const char* 
 Tensor slice_backward(const Tensor& grad_output, IntArrayRef input_sizes, int64_t dim, int64_t start, int64_t end,
                       int64_t step) {
   Tensor grad_input = zeros_of(input_sizes, grad_output, "slice_backward");
-  write_grad(native::slice(grad_input, dim, start, end, step), grad_output, "slice_backward");
+  write_grad(composite::slice(grad_input, dim, start, end, step), grad_output, "slice_backward");
   return grad_input;
 }
 
 Tensor select_backward(const Tensor& grad_output, IntArrayRef input_sizes, int64_t dim, int64_t index) {
   Tensor grad_input = zeros_of(input_sizes, grad_output, "select_backward");
-  write_grad(native::select(grad_input, dim, index), grad_output, "select_backward");
+  write_grad(composite::select(grad_input, dim, index), grad_output, "select_backward");
   return grad_input;
 }
 
 Tensor diagonal_backward(const Tensor& grad_output, IntArrayRef input_sizes, int64_t offset, int64_t dim1,
                          int64_t dim2) {
   Tensor grad_input = zeros_of(input_sizes, grad_output, "diagonal_backward");
-  write_grad(native::diagonal(grad_input, offset, dim1, dim2), grad_output, "diagonal_backward");
+  write_grad(composite::diagonal(grad_input, offset, dim1, dim2), grad_output, "diagonal_backward");
   return grad_input;
 }
 
-}  // namespace kiln::native
+}  // namespace kiln::composite

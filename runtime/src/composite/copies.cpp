@@ -1,7 +1,7 @@
 // Ops that copy only when they must: contiguous, clone (always), to_dtype.
-#include "kiln/gen/native.h"
+#include "kiln/gen/composite.h"
 
-namespace kiln::native {
+namespace kiln::composite {
 
 namespace {
 Tensor copy_as(const Tensor& self, DType dtype) {
@@ -23,4 +23,4 @@ Tensor to_dtype(const Tensor& self, DType dtype, bool non_blocking, bool copy) {
   return copy_as(self, dtype);
 }
 
-}  // namespace kiln::native
+}  // namespace kiln::composite

@@ -1,9 +1,9 @@
 // Views that add, drop or merge dims: expand, squeeze, unsqueeze, flatten.
-#include "kiln/gen/native.h"
+#include "kiln/gen/composite.h"
 
 #include <algorithm>
 
-namespace kiln::native {
+namespace kiln::composite {
 
 Tensor expand(const Tensor& self, IntArrayRef size, bool implicit) {
   int64_t ndim = int64_t(size.size()), tensor_dim = self.dim();
@@ -74,7 +74,7 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   int64_t end = wrap_dim(end_dim, ndim, "flatten", "end_dim");
   KILN_CHECK(start <= end, ValueError, "flatten", "end_dim", "start_dim (", start_dim,
              ") cannot come after end_dim (", end_dim, ")");
-  if (self.dim() == 0) return native::reshape(self, {1});
+  if (self.dim() == 0) return composite::reshape(self, {1});
   if (start == end) return self.as_strided_view(self.sizes(), self.strides(), self.storage_offset());
   DimVector shape;
   for (int64_t d = 0; d < start; ++d) shape.push_back(self.sizes()[d]);
@@ -83,7 +83,7 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   shape.push_back(merged);
   for (int64_t d = end + 1; d < self.dim(); ++d) shape.push_back(self.sizes()[d]);
   // a view when the merged dims are contiguous among themselves, else a copy (as PyTorch)
-  return native::reshape(self, shape);
+  return composite::reshape(self, shape);
 }
 
-}  // namespace kiln::native
+}  // namespace kiln::composite

@@ -1,0 +1,79 @@
+// The two halves of cummax/cummin's gradient on CUDA, per line of [outer, D, inner] along dim
+// (a thread per line walks it in order, so the scatter is deterministic, no atomics):
+// _cummaxmin_backward adds self[j] into out[indices[j]], _cummaxmin_gather reads
+// out[j] = self[indices[j]]. An index out of range is not followed; outside a graph capture it
+// raises IndexError naming it (one 16-byte read-back, as nll_loss).
+#include <cuda_runtime.h>
+#include <algorithm>
+#include "kiln/gen/cuda_kernels.h"
+#include "kiln/cuda/context.h"
+#include "kiln/kiln.h"
+
+namespace kiln::cuda {
+namespace {
+
+template <bool kScatter, typename T>
+__global__ void along_lines_kernel(const T* x, T* y, const int64_t* idx, int64_t lines, int64_t D, int64_t inner,
+                                   int64_t* bad) {
+  using M = opmath_t<T>;
+  for (int64_t line = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; line < lines;
+       line += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t base = (line / inner) * D * inner + line % inner;
+    for (int64_t j = 0; j < D; ++j) {
+      const int64_t at = base + j * inner, k = idx[at];
+      if (k < 0 || k >= D) {
+        bad[1] = k;
+        bad[0] = 1;
+        continue;
+      }
+      if constexpr (kScatter) y[base + k * inner] = T(M(y[base + k * inner]) + M(x[at]));
+      else y[at] = x[base + k * inner];
+    }
+  }
+}
+
+template <bool kScatter>
+void along_lines(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const Tensor& indices,
+                 const char* op) {
+  detail::check_device(self.device().index, op);
+  const int64_t outer = plan.split.outer, D = plan.split.size, inner = plan.split.inner;
+  const int dev = self.device().index;
+  DeviceGuard guard(dev);
+  cudaStream_t stream = detail::current_cuda_stream(dev);
+  if constexpr (kScatter) KILN_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.nbytes(), stream), op, "out");
+  if (out.numel() == 0) return;
+  Tensor bad = empty({2}, TensorOptions(DType::Int64, self.device()));
+  KILN_CUDA_CHECK(cudaMemsetAsync(bad.data_ptr(), 0, 2 * sizeof(int64_t), stream), op, "indices");
+  const int64_t lines = outer * inner;
+  const int threads = 256;
+  const int64_t blocks = std::min<int64_t>((lines + threads - 1) / threads, int64_t(detail::sm_count(dev)) * 8);
+  visit_dtype(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    along_lines_kernel<kScatter, T><<<unsigned(blocks), threads, 0, stream>>>(
+        static_cast<const T*>(self.data_ptr()), static_cast<T*>(out.data_ptr()),
+        static_cast<const int64_t*>(indices.data_ptr()), lines, D, inner, static_cast<int64_t*>(bad.data_ptr()));
+    KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+  });
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  KILN_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing), op, "indices");
+  if (capturing == cudaStreamCaptureStatusNone) {
+    int64_t host_bad[2] = {0, 0};
+    KILN_CUDA_CHECK(cudaMemcpyAsync(host_bad, bad.data_ptr(), sizeof(host_bad), cudaMemcpyDeviceToHost, stream), op,
+                    "indices");
+    KILN_CUDA_CHECK(cudaStreamSynchronize(stream), op, "indices");
+    KILN_CHECK(host_bad[0] == 0, IndexError, op, "indices", "index ", host_bad[1], " is out of bounds for dim ",
+               plan.dim, " with size ", D);
+  }
+}
+
+}  // namespace
+
+void _cummaxmin_backward(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const Tensor& indices) {
+  along_lines<true>(plan, out, self, indices, "_cummaxmin_backward");
+}
+
+void _cummaxmin_gather(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const Tensor& indices) {
+  along_lines<false>(plan, out, self, indices, "_cummaxmin_gather");
+}
+
+}  // namespace kiln::cuda
