@@ -1,4 +1,4 @@
-// View and shape ops (runtime/src/native): sizes, strides, offsets, values, storage sharing and
+// View and shape ops (runtime/src/composite): sizes, strides, offsets, values, storage sharing and
 // errors. Expected geometry is PyTorch 1.13's (checked with torch), values derived by hand.
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 #ifndef KILN_KERNELS_CPU_KERNEL_UTILS_H_
 #define KILN_KERNELS_CPU_KERNEL_UTILS_H_
 // Small helpers shared by the hand-written CPU kernels: dense copies, element conversion
-// with PyTorch's cast rules, NaN tests and the output-dtype rules of sum/prod.
+// with PyTorch's cast rules, NaN and nonzero tests.
 #include <cmath>
 #include <type_traits>
 #include "kiln/tensor.h"
@@ -17,9 +17,6 @@ inline Tensor dense(const Tensor& t, DType d) {
   return out;
 }
 inline Tensor dense(const Tensor& t) { return dense(t, t.dtype()); }
-
-// `t` cast to `d` keeping its layout when no cast is needed (reductions handle any strides).
-inline Tensor cast_if_needed(const Tensor& t, DType d) { return t.dtype() == d ? t : dense(t, d); }
 
 template <typename T>
 inline constexpr bool is_reduced_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
@@ -71,27 +68,6 @@ template <typename T>
 KILN_INLINE double abs_as_double(T x) {
   if constexpr (is_complex_v<T>) return std::hypot(double(x.re), double(x.im));
   else return std::fabs(double(static_cast<opmath_t<T>>(x)));
-}
-
-// `t` viewed as [outer, size, inner] around dim d (a 0-d tensor is [1, 1, 1]): the layout of the
-// kernels that work along one dim (softmax, cumsum).
-struct DimSplit {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-inline DimSplit split_at_dim(const Tensor& t, int64_t d) {
-  DimSplit s;
-  const int64_t nd = t.dim();
-  if (nd == 0) return s;
-  s.size = t.size(d);
-  for (int64_t i = 0; i < d; ++i) s.outer *= t.size(i);
-  for (int64_t i = d + 1; i < nd; ++i) s.inner *= t.size(i);
-  return s;
-}
-
-// dtype sum/prod produce without an explicit dtype: bool and integers accumulate in int64.
-inline DType sum_result_dtype(DType self, std::optional<DType> dtype) {
-  if (dtype) return *dtype;
-  return is_integral(self, /*include_bool=*/true) ? DType::Int64 : self;
 }
 
 }  // namespace kiln::cpu
