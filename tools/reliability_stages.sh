@@ -3,7 +3,8 @@
 # and prints ctest's summary line:
 #   asan  build-asan (clang, ASan + LSan + UBSan, -O1): the whole suite, any report fails it
 #   fuzz  build-asan: libFuzzer on op calls by name for KILN_FUZZ_SECONDS (60) from fuzz/corpus
-#   tsan  build-tsan (g++, TSan): the reliability tests (threads, memory, autograd safety)
+#   tsan  build-tsan (clang, TSan, LLVM's OpenMP with its Archer tool, 2 OpenMP threads): the
+#         reliability tests (threads, memory, autograd safety, kiln's own parallel loops)
 # Environment: KILN_FUZZ_SECONDS, KILN_ASAN_BUILD_DIR, KILN_TSAN_BUILD_DIR.
 
 ASAN_BUILD="${KILN_ASAN_BUILD_DIR:-$ROOT/build-asan}"
@@ -12,10 +13,13 @@ FUZZ_SECONDS="${KILN_FUZZ_SECONDS:-60}"
 # allocator_may_return_null: a huge request must reach kiln's own out-of-memory error.
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-# OpenMP worker threads come from libgomp, which TSan cannot see into: its barriers would look
-# like races. One OpenMP thread per user thread keeps the report about kiln's own code; the
-# suppressions file names the remaining third-party frames.
-TSAN_ENV=(OMP_NUM_THREADS=1 "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=$ROOT/tests/reliability/tsan.supp")
+# kiln's OpenMP loops run on LLVM's runtime (clang's -fopenmp) with Archer, its OMPT tool that
+# tells TSan about OpenMP's barriers and tasks, so two threads of one parallel loop are checked
+# against each other. OpenBLAS keeps its own libgomp pool, which TSan cannot see into: the
+# suppressions file names those third-party frames, never kiln's.
+ARCHER_LIB="$(ls /usr/lib/llvm-*/lib/libarcher.so 2>/dev/null | sort -V | tail -n 1)"
+TSAN_ENV=(OMP_NUM_THREADS=2 "OMP_TOOL_LIBRARIES=$ARCHER_LIB" "ARCHER_OPTIONS=verbose=0"
+          "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1 suppressions=$ROOT/tests/reliability/tsan.supp")
 
 stage_asan() {
   if [ ! -f "$ASAN_BUILD/build.ninja" ]; then
@@ -35,9 +39,10 @@ stage_fuzz() {
 
 stage_tsan() {
   if [ ! -f "$TSAN_BUILD/build.ninja" ]; then
-    CXX=g++ cmake -S "$ROOT" -B "$TSAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_DEMO=OFF \
+    CXX=clang++ cmake -S "$ROOT" -B "$TSAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_DEMO=OFF \
       -DKILN_SANITIZE=thread -DKILN_CUDA=OFF >/dev/null
   fi
+  [ -n "$ARCHER_LIB" ] || { say "tsan: libarcher.so not found (Debian: libomp-14-dev)"; return 1; }
   cmake --build "$TSAN_BUILD" -j "$JOBS" --target kiln_reliability_tests
   (cd "$TSAN_BUILD" && env "${TSAN_ENV[@]}" ctest --output-on-failure -j "$JOBS" -L reliability)
 }

@@ -1,9 +1,11 @@
 // var, norm and logsumexp on CPU.
-// var is two-pass (mean, then squared deviations) in double precision: stable without
-// Welford's per-element divisions. logsumexp subtracts the max as PyTorch does, replacing an
+// var is one Welford pass in double precision (kernels/common/welford.h): a constant slice gives
+// exactly 0, as PyTorch, where a mean pass then a deviation pass would leave rounding noise of
+// the mean squared (found by the fuzzer on an expanded tensor of -1e30). logsumexp subtracts the max as PyTorch does, replacing an
 // infinite max by 0 so all -inf rows give -inf and +inf rows give +inf.
 #include <vector>
 #include "kiln/gen/cpu_kernels.h"
+#include "kernels/common/welford.h"
 #include "kernels/cpu/reducers.h"
 #include "kernels/cpu/vec_math.h"
 
@@ -17,24 +19,20 @@ using stat_t = std::conditional_t<is_complex_v<T>, complex<double>, double>;
 KILN_INLINE double abs2(double x) { return x * x; }
 KILN_INLINE double abs2(complex<double> z) { return z.re * z.re + z.im * z.im; }
 
-// Second pass of var: sum of |x - mean|^2 with the output's mean carried in the accumulator.
+// var: Welford states per lane, merged in order; writes m2 / max(0, n - correction).
 template <typename T, typename Out>
-struct SquaredDeviationReducer {
+struct VarianceReducer {
   using in_t = T;
   using M = stat_t<T>;
-  struct acc_t {
-    M mean{};
-    double s = 0;
-  };
+  using acc_t = welford::State<M>;
   Out* out;
-  const M* means;   // indexed by output offset
-  double divisor;   // max(0, N - correction)
-  acc_t init(int64_t o) const { return {means[o], 0.0}; }
-  acc_t identity(const acc_t& a) const { return {a.mean, 0.0}; }
-  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a.s += abs2(convert<M>(x) - a.mean); }
+  double correction;
+  acc_t init(int64_t) const { return {}; }
+  acc_t identity(const acc_t&) const { return {}; }
+  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a = welford::combine(a, welford::of(convert<M>(x))); }
   void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
-  void merge(acc_t& a, const acc_t& b) const { a.s += b.s; }
-  void write(int64_t o, const acc_t& a) const { out[o] = Out(a.s / divisor); }
+  void merge(acc_t& a, const acc_t& b) const { a = welford::combine(a, b); }
+  void write(int64_t o, const acc_t& a) const { out[o] = Out(a.m2 / std::max(0.0, a.n - correction)); }
 };
 
 enum class NormKind { Two, One, Zero, Inf, NegInf, General };
@@ -131,22 +129,15 @@ void run_norm(const ReduceLoops& plan, const Tensor& self, const Tensor& out, do
 
 void var(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const std::optional<Scalar>& correction) {
   const double c = correction ? correction->to_double() : 1.0;
-  const int64_t n = plan.reduced_numel;
   ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_inexact(dtype_of<T>)) {
       KILN_FAIL(DTypeError, "var", "self", "expected a floating point or complex tensor, got ", dtype_name(self.dtype()));
     } else {
-      using M = stat_t<T>;
       using Out = real_t<T>;
-      const T* src = static_cast<const T*>(self.data_ptr());
-      std::vector<M> means(size_t(loops.out_numel));
-      SumReducer<T, M, true> mean_red{means.data(), n};
-      run_reduce(loops, src, mean_red);
-      SquaredDeviationReducer<T, Out> dev{static_cast<Out*>(out.data_ptr()), means.data(),
-                                          std::max(0.0, double(n) - c)};
-      run_reduce(loops, src, dev);
+      VarianceReducer<T, Out> red{static_cast<Out*>(out.data_ptr()), c};
+      run_reduce(loops, static_cast<const T*>(self.data_ptr()), red);
     }
   });
 }

@@ -2,8 +2,9 @@
 // argmax/argmin, all/any, logsumexp and var, in every dtype the CPU takes (complex: sum, prod,
 // mean, all/any and var). Argument rules, result shapes and dtypes come from the meta step
 // (kiln/meta/reduction.h), shared with the CPU; the input is laid out as rows or columns
-// (reduce_layout.cuh) and reduced by the kernels of reduce.cuh. logsumexp and var are two
-// reductions: the row's max (or mean), then the sum of exp(x - max) (or (x - mean)^2).
+// (reduce_layout.cuh) and reduced by the kernels of reduce.cuh. logsumexp is two reductions
+// (the row's max, then the sum of exp(x - max)); var is one Welford pass in double precision,
+// merged as the CPU's (kernels/common/welford.h).
 #include <cuda_runtime.h>
 #include <tuple>
 #include "kernels/cuda/reduce_layout.cuh"
@@ -32,20 +33,34 @@ struct ShiftedExpLoad {
   template <typename T>
   __device__ Acc operator()(T x, int64_t row, int64_t) const { return ::exp(Acc(x) - shift[row]); }
 };
-template <typename Acc, typename Real>
-struct SquaredDeviationLoad {  // |x - mean|^2, real for complex x
-  const Acc* mean;  // per row
+// var: a Welford state per element in double precision, merged as the CPU's (welford.h).
+struct WelfordLoad {
   template <typename T>
-  __device__ Real operator()(T x, int64_t row, int64_t) const {
-    const Acc d = Acc(x) - mean[row];
-    if constexpr (is_complex_v<Acc>) return d.re * d.re + d.im * d.im;
-    else return d * d;
+  __device__ auto operator()(T x, int64_t, int64_t) const {
+    if constexpr (is_complex_v<T>) return welford::of(complex<double>(double(x.re), double(x.im)));
+    else return welford::of(double(acc_t<T>(x)));
+  }
+};
+template <typename M>
+struct WelfordOp {
+  __device__ welford::State<M> init() const { return {}; }
+  __device__ welford::State<M> combine(const welford::State<M>& a, const welford::State<M>& b) const {
+    return welford::combine(a, b);
+  }
+};
+template <typename Out>
+struct VarianceStore {  // m2 / max(0, N - correction): 0 gives NaN (or inf), as the CPU
+  Out* out;
+  double correction;
+  template <typename M>
+  __device__ void operator()(int64_t g, const welford::State<M>& a) const {
+    out[g] = Out(a.m2 / ::fmax(0.0, a.n - correction));
   }
 };
 
 // ---- stores: accumulator -> output element g
 template <typename Out, typename Acc>
-struct DivideStore {  // mean (count = reduced numel) and var (count = max(0, N - correction))
+struct DivideStore {  // mean (count = reduced numel)
   Out* out;
   Acc count;
   __device__ void operator()(int64_t g, Acc a) const {
@@ -232,16 +247,9 @@ void var(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, co
   Rows r = as_rows(self, plan);
   visit<kFloats | kComplex>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    using Acc = acc_t<T>;
-    using Real = real_acc_t<T>;
-    using Out = std::conditional_t<is_complex_v<T>, Real, T>;
-    Tensor mean = per_row_scratch<Acc>(r.rows, self.device());
-    Acc* m = mut<Acc>(mean);
-    reduce_layout<Acc, T>(r, SumOp<Acc>{}, CastLoad<Acc>{}, DivideStore<Acc, Acc>{m, Acc(r.len)},
-                     dev, op);
-    const Real divisor = Real(std::max(0.0, double(r.len) - c));  // 0: NaN (or inf), as the CPU
-    reduce_layout<Real, T>(r, SumOp<Real>{}, SquaredDeviationLoad<Acc, Real>{m},
-                     DivideStore<Out, Real>{mut<Out>(out), divisor}, dev, op);
+    using M = std::conditional_t<is_complex_v<T>, complex<double>, double>;
+    using Out = std::conditional_t<is_complex_v<T>, real_acc_t<T>, T>;
+    reduce_layout<welford::State<M>, T>(r, WelfordOp<M>{}, WelfordLoad{}, VarianceStore<Out>{mut<Out>(out), c}, dev, op);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdint>
+#include "kernels/common/welford.h"
 #include "kernels/cuda/plan/reduce_ops.h"
 #include "kernels/cuda/plan/reduce_plan.h"
 #include "kiln/cuda/context.h"
@@ -33,6 +34,11 @@ __device__ __forceinline__ bool shuffle_down(bool v, int offset) {
 template <typename R>
 __device__ __forceinline__ complex<R> shuffle_down(complex<R> v, int offset) {
   return {__shfl_down_sync(0xffffffffu, v.re, offset), __shfl_down_sync(0xffffffffu, v.im, offset)};
+}
+template <typename M>
+__device__ __forceinline__ welford::State<M> shuffle_down(welford::State<M> v, int offset) {
+  return {shuffle_down(v.mean, offset), __shfl_down_sync(0xffffffffu, v.m2, offset),
+          __shfl_down_sync(0xffffffffu, v.n, offset)};
 }
 template <typename Acc>
 __device__ __forceinline__ ArgPair<Acc> shuffle_down(ArgPair<Acc> v, int offset) {
