@@ -51,8 +51,9 @@ TEST_CASE("parallel loops give the one-thread result on two threads") {
          return _cummaxmin_backward(a.to(DType::Float64), std::get<1>(cummax(a, 1)), 1);
        }},
   };
-  for (const auto& [name, fn] : cases) {
+  for (const auto& c : cases) {
+    const std::string& name = c.first;
     CAPTURE(name);
-    CHECK(values_with_threads(2, fn) == values_with_threads(1, fn));
+    CHECK(values_with_threads(2, c.second) == values_with_threads(1, c.second));
   }
 }
