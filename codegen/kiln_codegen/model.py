@@ -31,13 +31,14 @@ OP_KEYS = {
 }
 TOP_KEYS = {"dtype_groups", "ops"}
 # Meta families of structured kernel ops (`kernel:` + `meta:`): the shared, device-independent
-# step in runtime/include/kiln/meta/<family>.h, the arguments it consumes, and whether an
-# in-place variant is legal (the result has self's shape).
+# step in runtime/include/kiln/meta/<family>.h, the plan it returns (kiln::meta::<plan>), the
+# arguments it consumes, its result_dtype rules, and whether an in-place variant is legal (the
+# result has self's shape).
 META_FAMILIES = {
-    "along_dim": dict(args={"self": ["Tensor"], "dim": ["int"], "dtype": ["ScalarType?"]},
+    "along_dim": dict(plan="AlongDimPlan", args={"self": ["Tensor"], "dim": ["int"], "dtype": ["ScalarType?"]},
                       required=["self", "dim"], inplace=True, results=["self", "accumulate", "floating"],
                       more_tensors=True),
-    "reduction": dict(args={"self": ["Tensor"], "dim": ["int", "int?", "int[]", "int[1]", "int[]?", "int[1]?"],
+    "reduction": dict(plan="ReducePlan", args={"self": ["Tensor"], "dim": ["int", "int?", "int[]", "int[1]", "int[]?", "int[1]?"],
                             "keepdim": ["bool"], "dtype": ["ScalarType?"]},
                       required=["self"], inplace=False, results=["self", "inexact", "accumulate", "real", "logical", "int64"],
                       more_tensors=False),

@@ -259,8 +259,8 @@ class OpView:
         op = self.op
         if not op.structured:
             return
-        self.plan_type = "meta::" + META_FAMILIES[op.meta].get(
-            "plan", {"along_dim": "AlongDimPlan", "reduction": "ReducePlan"}.get(op.meta, ""))
+        fam = self.family = META_FAMILIES[op.meta]
+        self.plan_type = "meta::" + fam["plan"]
         # results in return order: (name in the out= signature, dtype expression)
         if self.multi_output:
             self.results = [dict(name=r.name, dtype="DType::Int64" if r.name == "indices" else "plan.dtype")
@@ -269,7 +269,6 @@ class OpView:
             self.results = [dict(name="out", dtype="plan.dtype")]
         self.kernel_inputs = [a.name for a in op.sig.arguments if a.type.is_tensor]
         # arguments the meta step does not consume go to the kernel as they are (var's correction)
-        fam = self.family = META_FAMILIES[op.meta]
         consumed = {} if fam.get("custom") else fam["args"]
         extra = [a for a in op.sig.arguments if a.name not in consumed and not a.type.is_tensor]
         self.kernel_extra = [a.name for a in extra]
