@@ -421,6 +421,10 @@ def _parse_op(raw, groups, ctx, errors):
             errors.append(RegistryError(raw.line_of("signature"), f"{sig.full_name}: pointwise ops take 1 to 4 Tensors"))
         if len([a for a in sig.arguments if a.type.base != "Tensor"]) > 4:
             errors.append(RegistryError(raw.line_of("signature"), f"{sig.full_name}: pointwise ops take at most 4 non-Tensor arguments"))
+    if kind == "kernel" and "meta" not in raw:
+        errors.append(RegistryError(raw.line_of(kind), f"{sig.full_name}: a kernel op needs a meta step",
+                                    f"meta: {', '.join(META_FAMILIES)} (runtime/include/kiln/meta/), which checks the "
+                                    "arguments and sizes the result for every backend"))
     if kind == "kernel" and not re.match(r"^[A-Za-z_]\w*$", op.body):
         errors.append(RegistryError(raw.line_of(kind), f"{sig.full_name}: {kind} must name a C++ function, got '{op.body}'"))
     # Derivatives.

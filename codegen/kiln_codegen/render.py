@@ -21,13 +21,10 @@ def _env():
 
 def _enrich(v, views_by_name, source):
     op, sig = v.op, v.sig
-    v.param_types = ", ".join(cpp.param_type(a.type) for a in sig.arguments)
     v.input_ptrs = ", ".join(f"&{a.name}" for a in v.tensors)
     v.signature_literal = cpp.cpp_string(f"{op.full_name}{str_args(sig)}")
     v.doc_literal = cpp.cpp_string(op.doc)
-    if op.kind == "kernel":
-        v.forward_call = f"fn({v.args})"
-    elif op.is_function:
+    if op.is_function:
         v.forward_call = f"composite::{op.body}({v.args})"
     else:
         v.forward_call = ""

@@ -30,6 +30,7 @@ ops:
   dtypes: [floating]
   backends: [cpu]
   kernel: sum_all
+  meta: reduction
   derivatives:
     self: grad.expand(self_sizes)
   doc: Sum.
@@ -120,11 +121,11 @@ class RegistryErrors(unittest.TestCase):
                          "kernel function 'no_such_kernel' is not defined")
 
     def test_unknown_meta_family(self):
-        self.assertError(VALID.replace("  kernel: sum_all\n", "  kernel: sum_all\n  meta: nope\n"), 22,
+        self.assertError(VALID.replace("  meta: reduction\n", "  meta: nope\n"), 22,
                          "unknown meta family 'nope'")
 
     def test_meta_family_needs_its_arguments(self):
-        self.assertError(VALID.replace("  kernel: sum_all\n", "  kernel: sum_all\n  meta: along_dim\n"), 22,
+        self.assertError(VALID.replace("  meta: reduction\n", "  meta: along_dim\n"), 22,
                          "meta 'along_dim' needs an argument 'dim'")
 
     def test_result_dtype_needs_meta(self):
@@ -132,16 +133,19 @@ class RegistryErrors(unittest.TestCase):
                          "'result_dtype' applies to structured kernel ops (meta:) only")
 
     def test_native_is_retired(self):
-        self.assertError(VALID.replace("  composite: expand", "  native: expand"), 28, "'native' is retired")
+        self.assertError(VALID.replace("  composite: expand", "  native: expand"), 29, "'native' is retired")
 
     def test_long_composite_body(self):
         body = "  composite: |\n    Tensor t = self;\n    return t;\n"
         self.assertError(VALID.replace("  pointwise: exp(self)\n  derivatives:\n    self: grad * result\n", body), 7,
                          "a composite body longer than one line belongs in a C++ file")
 
+    def test_kernel_needs_meta(self):
+        self.assertError(VALID.replace("  meta: reduction\n", ""), 21, "a kernel op needs a meta step")
+
     def test_duplicate_op(self):
         dup = VALID + "- signature: exp(Tensor self) -> Tensor\n  dtypes: [floating]\n  pointwise: exp(self)\n  doc: again.\n"
-        self.assertError(dup, 34, "duplicate op 'exp'")
+        self.assertError(dup, 35, "duplicate op 'exp'")
 
     def test_yaml_syntax_error(self):
         self.assertError(VALID.replace("  doc: Product.", "  doc: [Product."), 17, "YAML syntax error")
