@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <utility>
 #include <vector>
+#include "kiln/cpu/parallel.h"
 #include "kiln/meta/reduction.h"
 #include "kiln/tensor.h"
 
@@ -87,7 +88,6 @@ inline ReduceLoops make_reduce_loops(const Tensor& in, const meta::ReducePlan& r
 
 namespace reduce_detail {
 
-inline constexpr int64_t kGrain = 32768;     // elements of work worth a thread
 inline constexpr int64_t kMinChunk = 2048;   // fewest reduction elements per partial result
 inline constexpr int64_t kMaxChunks = 32;    // most partial results per output
 inline constexpr int64_t kBlock = 256;       // accumulators per vertical task
@@ -216,7 +216,7 @@ void run_reduce(const ReduceLoops& p, const typename R::in_t* in, const R& red) 
   // Tasks are ranges of outputs: blocks along the fast kept dim (vertical) or runs of outputs.
   const int64_t J = p.ksize[0];
   const int64_t blocks_per_row = vertical ? (J + kBlock - 1) / kBlock : 0;
-  const int64_t per_task = vertical ? kBlock : std::max<int64_t>(1, kGrain / std::max<int64_t>(N, 1));
+  const int64_t per_task = vertical ? kBlock : std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(N, 1));
   const int64_t ntasks = vertical ? (O / J) * blocks_per_row : (O + per_task - 1) / per_task;
   auto task_range = [&](int64_t t) {
     if (vertical) {
@@ -227,7 +227,7 @@ void run_reduce(const ReduceLoops& p, const typename R::in_t* in, const R& red) 
     int64_t o0 = t * per_task;
     return std::make_pair(o0, std::min(O, o0 + per_task));
   };
-  const bool parallel = O * std::max<int64_t>(N, 1) >= kGrain;
+  const bool parallel = O * std::max<int64_t>(N, 1) >= kParallelGrain;
 
   // Chunk length depends on N only (never on threads), so results are reproducible.
   const int64_t chunk = std::max(kMinChunk, (N + kMaxChunks - 1) / kMaxChunks);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <vector>
+#include "kiln/cpu/parallel.h"
 #include "kiln/gen/cpu_kernels.h"
 #include "kernels/cpu/kernel_utils.h"
 #include "kernels/cpu/vec_math.h"
@@ -15,7 +16,6 @@
 namespace kiln::cpu {
 namespace {
 
-inline constexpr int64_t kGrain = 32768;
 inline constexpr int64_t kColumns = 256;  // inner columns per task on the strided path
 
 // exp in compute precision: the vectorizable float exp, libm for double.
@@ -26,7 +26,7 @@ KILN_INLINE double exp_c(double x) { return std::exp(x); }
 template <typename T, bool kLog>
 void softmax_rows(const T* in, T* out, int64_t outer, int64_t D) {
   using C = opmath_t<T>;
-  const bool parallel = outer > 1 && outer * D >= kGrain;
+  const bool parallel = outer > 1 && outer * D >= kParallelGrain;
 #pragma omp parallel if (parallel)
   {
     std::vector<C> buf(static_cast<size_t>(D));  // exp(x - max) in compute precision, reused per row
@@ -65,7 +65,7 @@ template <typename T, bool kLog>
 void softmax_columns(const T* in, T* out, int64_t outer, int64_t D, int64_t inner) {
   using C = opmath_t<T>;
   const int64_t blocks = (inner + kColumns - 1) / kColumns;
-  const bool parallel = outer * blocks > 1 && outer * D * inner >= kGrain;
+  const bool parallel = outer * blocks > 1 && outer * D * inner >= kParallelGrain;
 #pragma omp parallel for schedule(static) collapse(2) if (parallel)
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t b = 0; b < blocks; ++b) {

@@ -7,18 +7,17 @@
 #include <cstdint>
 #include <type_traits>
 #include "kernels/common/random_blocks.h"
+#include "kiln/cpu/parallel.h"
 #include "kiln/philox.h"
 #include "kiln/random.h"
 
 namespace kiln::random_detail {
 
-inline constexpr int64_t kParallelGrain = 16384;  // elements per request worth forking threads
-
 // n values of S from the per-block functor body (random_blocks.h), blocks in parallel.
 template <typename S, typename Body>
 void fill_blocks(S* out, int64_t n, const Body& body, Generator& gen) {
   const BlockRange r = reserve_blocks(gen, n, Body::kPerBlock);
-#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
+#pragma omp parallel for schedule(static) if (n >= cpu::kParallelGrain)
   for (int64_t b = 0; b < r.num_blocks; ++b) fill_block(out, n, r, b, body);
 }
 template <typename S>

@@ -8,12 +8,11 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+#include "kiln/cpu/parallel.h"
 #include "kiln/pointwise.h"
 #include "kiln/strided_geometry.h"
 
 namespace kiln::cpu {
-
-inline constexpr int64_t kParallelGrain = 32768;  // elements per thread worth the fork
 
 using kiln::StridedGeometry;
 using kiln::make_geometry;

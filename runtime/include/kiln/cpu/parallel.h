@@ -6,9 +6,16 @@
 #include <algorithm>
 #include <cstdint>
 
+namespace kiln::cpu {
+// The one grain rule of kiln's CPU loops: a parallel region is worth its fork when each thread
+// gets at least this many elements of work (pointwise loops, copies, reductions, scans,
+// softmax, random fills).
+inline constexpr int64_t kParallelGrain = 32768;
+}  // namespace kiln::cpu
+
 namespace kiln::detail {
 
-inline constexpr int64_t kParallelGrain = 32768;  // elements per thread worth an OpenMP fork
+using cpu::kParallelGrain;
 
 // fn(begin, end) over [0, n) in one contiguous chunk per thread; serial inside a parallel region.
 template <typename Fn>
