@@ -214,7 +214,9 @@ def _check_meta(op, raw, errors):
     for a in op.sig.arguments if not fam.get("custom") else []:
         wanted = fam["args"].get(a.name)
         if wanted is None:
-            if a.type.is_tensor_list or (a.type.is_tensor and not fam["more_tensors"]):
+            if a.type.is_tensor_list:
+                errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' takes no Tensor list ('{a.name}')"))
+            elif a.type.is_tensor and not fam["more_tensors"]:
                 errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' reads one Tensor, self; "
                                             f"it has no place for '{a.name}'"))
         elif a.type.schema().replace("(a)", "") not in wanted:
