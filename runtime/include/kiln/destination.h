@@ -10,6 +10,13 @@ namespace kiln::support {
 // PyTorch's resize_ for out=: keep the storage when it is big enough, else a new one.
 void resize_out(Tensor& out, IntArrayRef shape);
 
+// `dst` (argument `arg` of `op`) can receive a `dtype` result computed on `device`: defined,
+// on that device, and `dtype` castable to its dtype.
+void check_destination(const char* op, const char* arg, const Tensor& dst, DType dtype, Device device);
+// No two elements of `dst` at one address (an expanded tensor): the result would depend on the
+// write order, so PyTorch refuses, and so do we.
+void check_no_internal_overlap(const char* op, const char* arg, const Tensor& dst);
+
 // Checks `dst` (argument `arg` of `op`) for a result of `sizes` and `dtype` on `device`: same
 // device, `dtype` castable to dst's, no two elements at one address, and the shape (resized
 // when `resize`, as out= does; an in-place destination must already have it). Returns the

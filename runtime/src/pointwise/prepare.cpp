@@ -145,23 +145,6 @@ bool any_harmful_overlap(const Tensor& dst, const PointwiseCall& call) {
   return false;
 }
 
-// Several elements of the destination at one address (an expanded tensor): the result would
-// depend on the write order, so PyTorch refuses, and so do we.
-void check_no_internal_overlap(const PointwiseSpec& spec, const Tensor& dst, const char* arg) {
-  for (int64_t d = 0; d < dst.dim(); ++d)
-    KILN_CHECK(dst.stride(d) != 0 || dst.size(d) <= 1, ValueError, spec.op, arg,
-               "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-               "location; clone() the tensor first");
-}
-
-void check_destination(const PointwiseSpec& spec, const Plan& p, const Tensor& dst, const char* arg) {
-  KILN_CHECK(dst.defined(), ValueError, spec.op, arg, "expected a tensor, got an undefined one");
-  KILN_CHECK(dst.device() == p.device, DeviceError, spec.op, arg, "expected a tensor on ", p.device.str(),
-             " (where the inputs are), got one on ", dst.device().str());
-  KILN_CHECK(can_cast(p.out, dst.dtype()), DTypeError, spec.op, arg, "result type ", dtype_name(p.out),
-             " can't be cast to the desired output type ", dtype_name(dst.dtype()));
-}
-
 }  // namespace
 
 PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const Tensor*> inputs,
@@ -177,10 +160,10 @@ PointwiseCall prepare_inplace(const PointwiseSpec& spec, Tensor& self, std::init
                               std::initializer_list<const Scalar*> promoting_scalars) {
   int n = int(inputs.size());
   Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
-  check_destination(spec, p, self, "self");
+  support::check_destination(spec.op, "self", self, p.out, p.device);
   KILN_CHECK(self.sizes().equals(p.shape), ShapeError, spec.op, "self", "output with shape ", shape_str(self.sizes()),
              " doesn't match the broadcast shape ", shape_str(p.shape));
-  check_no_internal_overlap(spec, self, "self");
+  support::check_no_internal_overlap(spec.op, "self", self);
   PointwiseCall call = make_call(spec, p, inputs.begin(), n);
   bool direct = self.dtype() == p.out && !any_harmful_overlap(self, call);
   call.out = direct ? self : empty(p.shape, TensorOptions(p.out, p.device));
@@ -191,11 +174,11 @@ PointwiseCall prepare_out(const PointwiseSpec& spec, Tensor& out, std::initializ
                           std::initializer_list<const Scalar*> promoting_scalars) {
   int n = int(inputs.size());
   Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
-  check_destination(spec, p, out, "out");
+  support::check_destination(spec.op, "out", out, p.out, p.device);
   // inputs are captured as views first, so resizing `out` cannot change what they read
   PointwiseCall call = make_call(spec, p, inputs.begin(), n);
   if (!out.sizes().equals(p.shape)) support::resize_out(out, p.shape);
-  check_no_internal_overlap(spec, out, "out");
+  support::check_no_internal_overlap(spec.op, "out", out);
   bool direct = out.dtype() == p.out && !any_harmful_overlap(out, call);
   call.out = direct ? out : empty(p.shape, TensorOptions(p.out, p.device));
   return call;

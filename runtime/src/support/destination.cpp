@@ -16,22 +16,30 @@ void resize_out(Tensor& out, IntArrayRef shape) {
   }
 }
 
-Tensor prepare_destination(const char* op, const char* arg, Tensor& dst, IntArrayRef sizes, DType dtype, Device device,
-                           bool resize, std::initializer_list<const Tensor*> inputs) {
+void check_destination(const char* op, const char* arg, const Tensor& dst, DType dtype, Device device) {
   KILN_CHECK(dst.defined(), ValueError, op, arg, "expected a tensor, got an undefined one");
   KILN_CHECK(dst.device() == device, DeviceError, op, arg, "expected a tensor on ", device.str(),
              " (where the inputs are), got one on ", dst.device().str());
   KILN_CHECK(can_cast(dtype, dst.dtype()), DTypeError, op, arg, "result type ", dtype_name(dtype),
              " can't be cast to the desired output type ", dtype_name(dst.dtype()));
+}
+
+void check_no_internal_overlap(const char* op, const char* arg, const Tensor& dst) {
+  for (int64_t d = 0; d < dst.dim(); ++d)
+    KILN_CHECK(dst.stride(d) != 0 || dst.size(d) <= 1, ValueError, op, arg,
+               "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+               "location; clone() the tensor first");
+}
+
+Tensor prepare_destination(const char* op, const char* arg, Tensor& dst, IntArrayRef sizes, DType dtype, Device device,
+                           bool resize, std::initializer_list<const Tensor*> inputs) {
+  check_destination(op, arg, dst, dtype, device);
   if (!dst.sizes().equals(sizes)) {
     KILN_CHECK(resize, ShapeError, op, arg, "output with shape ", shape_str(dst.sizes()),
                " doesn't match the result shape ", shape_str(sizes));
     resize_out(dst, sizes);
   }
-  for (int64_t d = 0; d < dst.dim(); ++d)
-    KILN_CHECK(dst.stride(d) != 0 || dst.size(d) <= 1, ValueError, op, arg,
-               "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-               "location; clone() the tensor first");
+  check_no_internal_overlap(op, arg, dst);
   bool direct = dst.dtype() == dtype && dst.is_contiguous();
   for (const Tensor* in : inputs)
     if (in->defined() && in->numel() > 0 && in->storage().get() == dst.storage().get()) direct = false;
