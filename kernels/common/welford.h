@@ -22,9 +22,15 @@ KILN_HOST_DEVICE inline double abs2(complex<double> z) { return z.re * z.re + z.
 KILN_HOST_DEVICE inline double scale(double x, double s) { return x * s; }
 KILN_HOST_DEVICE inline complex<double> scale(complex<double> z, double s) { return {z.re * s, z.im * s}; }
 
+// Finite without <cmath> on the device: x - x is 0 for finite x, NaN for infinities and NaN.
+KILN_HOST_DEVICE inline bool finite(double x) { return x - x == 0.0; }
+KILN_HOST_DEVICE inline bool finite(complex<double> z) { return finite(z.re) && finite(z.im); }
+
+// One element. An infinity or NaN makes m2 NaN from the start, so the variance is NaN whatever
+// the order of combination (PyTorch's result), never an order-dependent inf.
 template <typename M>
 KILN_HOST_DEVICE inline State<M> of(M x) {
-  return {x, 0.0, 1.0};
+  return {x, finite(x) ? 0.0 : __builtin_nan(""), 1.0};
 }
 
 // a then b (a holds the earlier elements); either may be empty.
