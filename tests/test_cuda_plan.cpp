@@ -10,7 +10,7 @@
 #include <limits>
 #include <numeric>
 #include <vector>
-#include "kernels/common/random_blocks.h"
+#include "kiln/common/random_blocks.h"
 #include "kernels/cuda/plan/int_divider.h"
 #include "kernels/cuda/plan/launch.h"
 #include "kernels/cuda/plan/offset_calculator.h"

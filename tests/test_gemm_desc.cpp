@@ -1,10 +1,10 @@
-// GEMM descriptions (kernels/common/gemm_desc.h): planned from kiln operands field by field as
+// GEMM descriptions (kiln/common/gemm_desc.h): planned from kiln operands field by field as
 // derived by hand, then executed by OpenBLAS exactly as cuBLAS would execute them on the device,
 // and compared with products computed element by element.
 #include <doctest/doctest.h>
 
 #include <vector>
-#include "kernels/common/gemm_desc.h"
+#include "kiln/common/gemm_desc.h"
 #include "kernels/cpu/gemm.h"
 #include "kiln/kiln.h"
 

@@ -140,16 +140,50 @@ TEST_CASE("for_each_run: any begin..end range visits exactly those elements in o
   }
 }
 
-TEST_CASE("parallel_for covers the range once") {
+TEST_CASE("parallel_range and parallel_items cover the range once, in aligned chunks") {
   for (int64_t n : {int64_t(10), cpu::kParallelGrain * 2 + 7, cpu::kParallelGrain * 5 + 1}) {
     std::vector<int> hits(size_t(n), 0);
-    cpu::parallel_for(n, [&](int64_t b, int64_t e) {
+    std::vector<int64_t> begins;
+    detail::parallel_range(n, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) ++hits[size_t(i)];  // disjoint ranges: no race
+#pragma omp critical
+      begins.push_back(b);
     });
     bool once = true;
     for (int h : hits) once = once && h == 1;
     CHECK(once);
+    for (int64_t b : begins) CHECK(b % 64 == 0);
+    std::vector<int> items(size_t(n), 0);
+    detail::parallel_items(n, 3, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) ++items[size_t(i)];
+    });
+    once = true;
+    for (int h : items) once = once && h == 1;
+    CHECK(once);
   }
+  // The grain decides the threads: one per kParallelGrain elements, never more than the items.
+  CHECK(detail::threads_for(cpu::kParallelGrain - 1, 1000) == 1);
+  CHECK(detail::threads_for(cpu::kParallelGrain * 64, 1) == 1);
+}
+
+TEST_CASE("fill_ and copy_ walk the iteration layer: transposed, broadcast and strided operands") {
+  // a transposed source large enough to take the tiles, with a change of dtype
+  Tensor a = iota({40, 24});
+  Tensor t = empty({24, 40}, TensorOptions(kFloat64));
+  t.copy_(a.t());
+  std::vector<double> got = t.to_vector<double>();
+  bool same = true;
+  for (int64_t i = 0; i < 24; ++i)
+    for (int64_t j = 0; j < 40; ++j) same = same && got[size_t(i * 40 + j)] == double(j * 24 + i);
+  CHECK(same);
+  // a row broadcast into every row of a column-major destination
+  Tensor dst = empty({5, 3}).t();  // [3, 5], stride (1, 3)
+  dst.copy_(iota({5}));
+  CHECK(dst.to_vector<float>() == std::vector<float>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4});
+  // fill_ of every other element leaves the rest
+  Tensor z = zeros({6});
+  z.slice(0, 0, 6, 2).fill_(7);
+  CHECK(z.to_vector<float>() == std::vector<float>{7, 0, 7, 0, 7, 0});
 }
 
 TEST_CASE("pointwise_loop: contiguous, strided and broadcast operands") {

@@ -1,4 +1,4 @@
-// kiln::math (kernels/common/math.h) on float and double against PyTorch 1.13. Expected values
+// kiln::math (kiln/common/math.h) on float and double against PyTorch 1.13. Expected values
 // were computed by torch on one-element tensors (its scalar loops, which call the C library
 // like kiln); the tolerance allows the last-bit differences of other libm builds.
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include "../kernels/common/math.h"
+#include "kiln/common/math.h"
 
 // Inside namespace kiln, as the generated functors are, so lookup finds kiln::math first.
 namespace kiln::mathtest {

@@ -5,7 +5,7 @@
 #include <complex>
 #include <cstdio>
 #include <string>
-#include "../kernels/common/math.h"
+#include "kiln/common/math.h"
 
 namespace kiln::mathtest {
 namespace {

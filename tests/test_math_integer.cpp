@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include "../kernels/common/math.h"
+#include "kiln/common/math.h"
 
 namespace kiln::mathtest {
 namespace {

@@ -111,7 +111,7 @@ def check_registry(registry, formula_lines, root, errors):
                 if is_call:
                     if math is not None and name not in math:
                         errors.append(RegistryError(op.line, f"{op.full_name}: pointwise expression calls unknown function '{name}'",
-                                                    "scalar functions live in kernels/common/math.h (namespace kiln::math)"))
+                                                    "scalar functions live in kiln/common/math.h (namespace kiln::math)"))
                 elif name not in args and name not in CONSTANTS:
                     errors.append(RegistryError(op.line, f"{op.full_name}: pointwise expression names unknown argument '{name}'",
                                                 f"arguments: {', '.join(sorted(args))}"))

@@ -1,7 +1,8 @@
 // max.dim, min.dim, argmax and argmin on CPU: the first occurrence wins ties, and a NaN counts
 // as larger (max) or smaller (min) than everything, so the first NaN is selected, as PyTorch.
 #include "kiln/gen/cpu_kernels.h"
-#include "kernels/cpu/reducers.h"
+#include "kiln/meta/inputs.h"
+#include "reducers.h"
 
 namespace kiln::cpu {
 namespace {
@@ -101,10 +102,10 @@ void min_dim(const meta::ReducePlan& plan, const Tensor& values, const Tensor& i
 // dim=None reduces every dim: the index is into the flattened tensor, so the walk must be in
 // row-major order (a contiguous copy).
 void argmax(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
-  arg_reduce<true>(plan, plan.all_dims ? dense(self) : self, nullptr, out, "argmax");
+  arg_reduce<true>(plan, plan.all_dims ? meta::contiguous_input(self) : self, nullptr, out, "argmax");
 }
 void argmin(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
-  arg_reduce<false>(plan, plan.all_dims ? dense(self) : self, nullptr, out, "argmin");
+  arg_reduce<false>(plan, plan.all_dims ? meta::contiguous_input(self) : self, nullptr, out, "argmin");
 }
 
 }  // namespace kiln::cpu

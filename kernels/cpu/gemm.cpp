@@ -1,6 +1,6 @@
 // gemm: OpenBLAS for float32/float64/complex (16-bit floats widened to float32), a blocked loop
 // for integers.
-#include "kernels/cpu/gemm.h"
+#include "gemm.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -8,7 +8,7 @@
 #include <climits>
 #include <type_traits>
 #include <vector>
-#include "kernels/cpu/kernel_utils.h"
+#include "kernel_utils.h"
 #include "kiln/meta/matmul.h"
 
 namespace kiln::cpu {

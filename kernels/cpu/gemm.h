@@ -3,7 +3,7 @@
 // One matrix product on raw strided memory, shared by mm, addmm and bmm.
 #include <cstdint>
 #include <type_traits>
-#include "kernels/common/gemm_desc.h"
+#include "kiln/common/gemm_desc.h"
 #include "kiln/scalar.h"
 
 namespace kiln::cpu {

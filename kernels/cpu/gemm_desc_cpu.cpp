@@ -1,8 +1,8 @@
-// A GemmDesc (kernels/common/gemm_desc.h) executed by OpenBLAS: what cuBLAS is asked to do on the
+// A GemmDesc (kiln/common/gemm_desc.h) executed by OpenBLAS: what cuBLAS is asked to do on the
 // device, done on the host, so the host tests check every description the planner makes.
 #include <cblas.h>
-#include "kernels/common/gemm_desc.h"
-#include "kernels/cpu/gemm.h"
+#include "kiln/common/gemm_desc.h"
+#include "gemm.h"
 
 namespace kiln::cpu {
 namespace {

@@ -1,22 +1,12 @@
 #ifndef KILN_KERNELS_CPU_KERNEL_UTILS_H_
 #define KILN_KERNELS_CPU_KERNEL_UTILS_H_
-// Small helpers shared by the hand-written CPU kernels: dense copies, element conversion
-// with PyTorch's cast rules, NaN and nonzero tests.
+// Small helpers shared by the hand-written CPU kernels: element types, NaN and nonzero tests.
 #include <cmath>
 #include <type_traits>
+#include "kiln/common/convert.h"
 #include "kiln/tensor.h"
 
 namespace kiln::cpu {
-
-// `t` itself when it is already contiguous with dtype `d`, else a contiguous copy cast to `d`.
-// Uses the non-differentiable core (empty + copy_): kernels run below autograd.
-inline Tensor dense(const Tensor& t, DType d) {
-  if (t.is_contiguous() && t.dtype() == d) return t;
-  Tensor out = empty(t.sizes(), TensorOptions(d, t.device()));
-  out.copy_(t);
-  return out;
-}
-inline Tensor dense(const Tensor& t) { return dense(t, t.dtype()); }
 
 template <typename T>
 inline constexpr bool is_reduced_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
@@ -35,25 +25,9 @@ KILN_INLINE bool is_nan(T x) {
   else return false;
 }
 
-// Element conversion with PyTorch's cast semantics (16-bit floats go through float,
-// complex -> real keeps the real part, anything -> bool is "nonzero").
-template <typename To, typename From>
-KILN_INLINE To convert(From x) {
-  if constexpr (std::is_same_v<To, From>) {
-    return x;
-  } else if constexpr (is_complex_v<To>) {
-    using V = typename To::value_type;
-    if constexpr (is_complex_v<From>) return To(V(x.re), V(x.im));
-    else return To(V(static_cast<opmath_t<From>>(x)), V(0));
-  } else if constexpr (is_complex_v<From>) {
-    if constexpr (std::is_same_v<To, bool>) return x.re != 0 || x.im != 0;
-    else return convert<To>(x.re);
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return static_cast<opmath_t<From>>(x) != 0;
-  } else {
-    return To(static_cast<opmath_t<From>>(x));
-  }
-}
+// One cast routine for every layer (kiln/common/convert.h): PyTorch's rules, float -> integer
+// defined for NaN, infinities and out-of-range values.
+using ::kiln::detail::convert;
 
 // Nonzero test used by all/any/count_nonzero (NaN is nonzero).
 template <typename T>

@@ -1,7 +1,7 @@
 // mm, addmm and bmm on CPU: gemm (gemm.cpp) into the result the meta step (kiln/meta/matmul.h)
 // sized and checked.
 #include "kiln/gen/cpu_kernels.h"
-#include "kernels/cpu/gemm.h"
+#include "gemm.h"
 
 namespace kiln::cpu {
 namespace {

@@ -1,7 +1,7 @@
 // all, any (whole tensor and along a dim) and count_nonzero on CPU.
 // all/any return bool, except uint8 inputs which give uint8 (the meta step's Logical rule).
 #include "kiln/gen/cpu_kernels.h"
-#include "kernels/cpu/reducers.h"
+#include "reducers.h"
 
 namespace kiln::cpu {
 namespace {
@@ -23,19 +23,6 @@ struct LogicalReducer {
     else a = a | b;
   }
   void write(int64_t o, const acc_t& a) const { out[o] = Out(a); }
-};
-
-template <typename T>
-struct CountNonzeroReducer {
-  using in_t = T;
-  using acc_t = int64_t;
-  int64_t* out;
-  acc_t init(int64_t) const { return 0; }
-  acc_t identity(const acc_t&) const { return 0; }
-  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a += truthy(x) ? 1 : 0; }
-  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
-  void merge(acc_t& a, const acc_t& b) const { a += b; }
-  void write(int64_t o, const acc_t& a) const { out[o] = a; }
 };
 
 template <bool kAll>
@@ -65,7 +52,7 @@ void count_nonzero(const meta::ReducePlan& plan, const Tensor& out, const Tensor
   ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    CountNonzeroReducer<T> red{static_cast<int64_t*>(out.data_ptr())};
+    CountReducer<T, IsNonzero, int64_t> red{static_cast<int64_t*>(out.data_ptr())};
     run_reduce(loops, static_cast<const T*>(self.data_ptr()), red);
   });
 }

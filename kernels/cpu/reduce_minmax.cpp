@@ -1,7 +1,7 @@
 // amax, amin, max() and min() on CPU: NaN propagates. The meta step refuses reductions over
 // nothing, since max/min have no identity (PyTorch's IndexError messages).
 #include "kiln/gen/cpu_kernels.h"
-#include "kernels/cpu/reducers.h"
+#include "reducers.h"
 
 namespace kiln::cpu {
 namespace {

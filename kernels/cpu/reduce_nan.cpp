@@ -2,26 +2,9 @@
 // (two passes of the max/min reducer; NaN propagates as in amax/amin).
 #include <vector>
 #include "kiln/gen/cpu_kernels.h"
-#include "kernels/cpu/reducers.h"
+#include "reducers.h"
 
 namespace kiln::cpu {
-namespace {
-
-// Non-NaN elements per output, as a double (nanmean's divisor).
-template <typename T>
-struct CountNotNaNReducer {
-  using in_t = T;
-  using acc_t = double;
-  double* out;
-  acc_t init(int64_t) const { return 0; }
-  acc_t identity(const acc_t&) const { return 0; }
-  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a += is_nan(x) ? 0.0 : 1.0; }
-  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
-  void merge(acc_t& a, const acc_t& b) const { a += b; }
-  void write(int64_t o, const acc_t& a) const { out[o] = a; }
-};
-
-}  // namespace
 
 void nansum(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
   ReduceLoops loops = make_reduce_loops(self, plan);
@@ -47,7 +30,7 @@ void nanmean(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self
     if constexpr (is_floating(dtype_of<T>)) {  // nanmean is declared for floating dtypes only
       const T* src = static_cast<const T*>(self.data_ptr());
       std::vector<double> counts(size_t(loops.out_numel));
-      CountNotNaNReducer<T> count{counts.data()};
+      CountReducer<T, IsNotNaN, double> count{counts.data()};
       run_reduce(loops, src, count);
       T* y = static_cast<T*>(out.data_ptr());
       SumReducer<T, T, false, true> sum{y};

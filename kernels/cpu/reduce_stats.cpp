@@ -1,13 +1,13 @@
 // var, norm and logsumexp on CPU.
-// var is one Welford pass in double precision (kernels/common/welford.h): a constant slice gives
+// var is one Welford pass in double precision (kiln/common/welford.h): a constant slice gives
 // exactly 0, as PyTorch, where a mean pass then a deviation pass would leave rounding noise of
 // the mean squared (found by the fuzzer on an expanded tensor of -1e30). logsumexp subtracts the max as PyTorch does, replacing an
 // infinite max by 0 so all -inf rows give -inf and +inf rows give +inf.
 #include <vector>
 #include "kiln/gen/cpu_kernels.h"
-#include "kernels/common/welford.h"
-#include "kernels/cpu/reducers.h"
-#include "kernels/cpu/vec_math.h"
+#include "kiln/common/welford.h"
+#include "reducers.h"
+#include "vec_math.h"
 
 namespace kiln::cpu {
 namespace {

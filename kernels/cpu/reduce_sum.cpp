@@ -2,7 +2,7 @@
 // integer inputs accumulate into int64 unless dtype= says otherwise) and cast the input to
 // dtype= when given; mean divides the rounded sum by the count as PyTorch's does.
 #include "kiln/gen/cpu_kernels.h"
-#include "kernels/cpu/reducers.h"
+#include "reducers.h"
 
 namespace kiln::cpu {
 namespace {

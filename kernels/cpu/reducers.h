@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
-#include "kernels/cpu/kernel_utils.h"
-#include "kernels/cpu/reduce_engine.h"
+#include "kernel_utils.h"
+#include "reduce_engine.h"
 
 namespace kiln::cpu {
 
@@ -80,6 +80,27 @@ struct MinMaxReducer {
   void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
   void merge(acc_t& a, const acc_t& b) const { pick(a, b); }
   void write(int64_t o, const acc_t& a) const { out[o] = Out(a); }
+};
+
+// Counts, per output, the elements for which Pred{}(x) holds, in Count (count_nonzero: int64;
+// nanmean's divisor: double, so the division needs no cast).
+template <typename T, typename Pred, typename Count>
+struct CountReducer {
+  using in_t = T;
+  using acc_t = Count;
+  Count* out;
+  acc_t init(int64_t) const { return 0; }
+  acc_t identity(const acc_t&) const { return 0; }
+  KILN_INLINE void step(acc_t& a, T x, int64_t) const { a += Pred{}(x) ? Count(1) : Count(0); }
+  void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
+  void merge(acc_t& a, const acc_t& b) const { a += b; }
+  void write(int64_t o, const acc_t& a) const { out[o] = a; }
+};
+struct IsNonzero {
+  template <typename T> KILN_INLINE bool operator()(T x) const { return truthy(x); }
+};
+struct IsNotNaN {
+  template <typename T> KILN_INLINE bool operator()(T x) const { return !is_nan(x); }
 };
 
 }  // namespace kiln::cpu

@@ -1,6 +1,6 @@
-// Scans along one dim on CPU: each kernel names its combine rule (kernels/common/scan_rules.h)
+// Scans along one dim on CPU: each kernel names its combine rule (kiln/common/scan_rules.h)
 // and the engine (scan_engine.h) does the rest.
-#include "kernels/cpu/scan_engine.h"
+#include "scan_engine.h"
 #include "kiln/gen/cpu_kernels.h"
 
 namespace kiln::cpu {

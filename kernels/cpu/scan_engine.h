@@ -1,13 +1,13 @@
 #ifndef KILN_KERNELS_CPU_SCAN_ENGINE_H_
 #define KILN_KERNELS_CPU_SCAN_ENGINE_H_
-// The CPU scan engine: runs a combine rule (kernels/common/scan_rules.h) along plan.dim of a
+// The CPU scan engine: runs a combine rule (kiln/common/scan_rules.h) along plan.dim of a
 // contiguous input, [outer, D, inner] as the meta step split it. The last dim (inner == 1)
 // scans each row; otherwise each step combines a whole unit-stride row of inner elements into
 // the running values, which vectorizes. Rows of the outer dim run in parallel; every element
 // is combined in scan order, so results do not depend on the thread count.
 #include <algorithm>
 #include <vector>
-#include "kernels/common/scan_rules.h"
+#include "kiln/common/scan_rules.h"
 #include "kiln/meta/along_dim.h"
 #include "kiln/cpu/parallel.h"
 

@@ -10,8 +10,8 @@
 #include <vector>
 #include "kiln/cpu/parallel.h"
 #include "kiln/gen/cpu_kernels.h"
-#include "kernels/cpu/kernel_utils.h"
-#include "kernels/cpu/vec_math.h"
+#include "kernel_utils.h"
+#include "vec_math.h"
 
 namespace kiln::cpu {
 namespace {

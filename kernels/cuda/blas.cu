@@ -1,13 +1,13 @@
 // mm, addmm and bmm on CUDA through cuBLAS: the product is planned as a GemmDesc
-// (kernels/common/gemm_desc.h, host-tested against OpenBLAS) and run by
+// (kiln/common/gemm_desc.h, host-tested against OpenBLAS) and run by
 // cublasGemmStridedBatchedEx on the current stream. float16/bfloat16 accumulate in float32 on
 // tensor cores; float32 uses TF32 tensor cores only when kiln::cuda::set_allow_tf32(true);
 // complex64/complex128 are CUDA_C_32F/CUDA_C_64F products (no conjugation, as torch.mm).
 #include <cuda_runtime.h>
 #include <map>
-#include "kernels/common/gemm_desc.h"
+#include "kiln/common/gemm_desc.h"
 #include "kiln/gen/cuda_kernels.h"
-#include "runtime/src/cuda/cublas_api.h"
+#include "cublas_api.h"
 #include "kiln/cuda/context.h"
 #include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
 

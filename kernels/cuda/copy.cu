@@ -1,12 +1,12 @@
 // copy_ and fill_ with a CUDA tensor on either side: host<->device transfers, peer copies, and
 // the strided/broadcast/dtype-converting device copy through the generic elementwise launcher
-// (the same cast rules as the CPU: runtime/src/core/convert.h).
+// (the same cast rules as the CPU: kiln/common/convert.h).
 #include <cuda_runtime.h>
-#include "kernels/cuda/elementwise.cuh"
-#include "runtime/src/core/convert.h"
-#include "runtime/src/core/device_copy.h"
+#include "elementwise.cuh"
+#include "kiln/common/convert.h"
+#include "kiln/cuda/device_copy.h"
 #include "kiln/cuda/context.h"
-#include "runtime/src/cuda/elementwise_launch.h"
+#include "elementwise_launch.h"
 #include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
 
 namespace kiln::cuda::detail {

@@ -8,9 +8,9 @@
 // Tensors: no tensor.h in the generated kernel files.
 #include <cuda_runtime.h>
 #include <utility>
-#include "kernels/cuda/elementwise_args.h"
-#include "kernels/cuda/plan/launch.h"
-#include "kernels/cuda/plan/offset_calculator.h"
+#include "elementwise_args.h"
+#include "plan/launch.h"
+#include "plan/offset_calculator.h"
 #include "kiln/cuda/check.h"
 
 namespace kiln::cuda {

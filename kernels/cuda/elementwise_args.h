@@ -3,7 +3,7 @@
 // A pointwise call as the CUDA kernels see it: what the generated dtype switch reads (compute
 // dtype, scalars, choices) and the operands' coalesced geometry, with no Tensor in sight, so a
 // generated kernel file compiles without tensor.h. Filled on the host by ElementwiseLaunch
-// (runtime/src/cuda/elementwise_launch.h), which also keeps the device current meanwhile.
+// (kernels/cuda/elementwise_launch.h), which also keeps the device current meanwhile.
 #include <cuda_runtime_api.h>
 #include <cstdint>
 #include "kiln/pointwise_dispatch.h"

@@ -1,11 +1,11 @@
 // Uniform, normal, randint and bernoulli fills of contiguous CUDA tensors. Thread b draws Philox block
 // first_block + b and writes its values exactly where the CPU fill writes them, so a seed
-// gives the same numbers on both devices (kernels/common/random_blocks.h).
+// gives the same numbers on both devices (kiln/common/random_blocks.h).
 #include <cuda_runtime.h>
 #include <cmath>
-#include "kernels/common/random_blocks.h"
-#include "kernels/cuda/plan/launch.h"
-#include "runtime/src/core/device_random.h"
+#include "kiln/common/random_blocks.h"
+#include "plan/launch.h"
+#include "kiln/cuda/device_random.h"
 #include "kiln/cuda/context.h"
 
 namespace kiln::cuda::detail {

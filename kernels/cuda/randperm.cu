@@ -4,9 +4,9 @@
 // permutation on both devices.
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
-#include "kernels/common/random_blocks.h"
-#include "kernels/cuda/plan/launch.h"
-#include "runtime/src/core/device_random.h"
+#include "kiln/common/random_blocks.h"
+#include "plan/launch.h"
+#include "kiln/cuda/device_random.h"
 #include "kiln/cuda/context.h"
 #include "kiln/kiln.h"  // Tensor methods (copy_, ...) are defined inline there
 

@@ -4,10 +4,10 @@
 // (kiln/meta/reduction.h), shared with the CPU; the input is laid out as rows or columns
 // (reduce_layout.cuh) and reduced by the kernels of reduce.cuh. logsumexp is two reductions
 // (the row's max, then the sum of exp(x - max)); var is one Welford pass in double precision,
-// merged as the CPU's (kernels/common/welford.h).
+// merged as the CPU's (kiln/common/welford.h).
 #include <cuda_runtime.h>
 #include <tuple>
-#include "kernels/cuda/reduce_layout.cuh"
+#include "reduce_layout.cuh"
 #include "kiln/gen/cuda_kernels.h"
 #include "kiln/cuda/context.h"
 #include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there

@@ -8,9 +8,9 @@
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdint>
-#include "kernels/common/welford.h"
-#include "kernels/cuda/plan/reduce_ops.h"
-#include "kernels/cuda/plan/reduce_plan.h"
+#include "kiln/common/welford.h"
+#include "plan/reduce_ops.h"
+#include "plan/reduce_plan.h"
 #include "kiln/cuda/context.h"
 #include "kiln/kiln.h"
 

@@ -4,7 +4,7 @@
 // columns (Rows, as_rows), the kernel for that layout (reduce_layout), the plain loads and
 // stores, and the dtype visitor of the reduction kernels. Shared by reduce.cu and reduce_norm.cu.
 #include <cuda_runtime.h>
-#include "kernels/cuda/reduce.cuh"
+#include "reduce.cuh"
 #include "kiln/kiln.h"
 #include "kiln/meta/reduction.h"
 

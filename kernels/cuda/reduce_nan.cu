@@ -3,7 +3,7 @@
 // then divides the rounded sum by that count, as the CPU), and the min and max of one reduction
 // in two passes (NaN propagates, as amax/amin).
 #include <cuda_runtime.h>
-#include "kernels/cuda/reduce_layout.cuh"
+#include "reduce_layout.cuh"
 #include "kiln/gen/cuda_kernels.h"
 #include "kiln/cuda/context.h"
 #include "kiln/kiln.h"

@@ -5,7 +5,7 @@
 // norm. count_nonzero counts x != 0 (NaN counts) in int64.
 #include <cuda_runtime.h>
 #include <cmath>
-#include "kernels/cuda/reduce_layout.cuh"
+#include "reduce_layout.cuh"
 #include "kiln/gen/cuda_kernels.h"
 #include "kiln/cuda/context.h"
 #include "kiln/kiln.h"

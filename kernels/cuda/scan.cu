@@ -1,6 +1,6 @@
-// Scans along one dim on CUDA: each kernel names its combine rule (kernels/common/scan_rules.h)
+// Scans along one dim on CUDA: each kernel names its combine rule (kiln/common/scan_rules.h)
 // and the engine (scan_engine.cuh) does the rest.
-#include "kernels/cuda/scan_engine.cuh"
+#include "scan_engine.cuh"
 #include "kiln/gen/cuda_kernels.h"
 
 namespace kiln::cuda {

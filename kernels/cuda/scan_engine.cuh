@@ -1,6 +1,6 @@
 #ifndef KILN_KERNELS_CUDA_SCAN_ENGINE_CUH_
 #define KILN_KERNELS_CUDA_SCAN_ENGINE_CUH_
-// The CUDA scan engine: runs a combine rule (kernels/common/scan_rules.h, the CPU's too) along
+// The CUDA scan engine: runs a combine rule (kiln/common/scan_rules.h, the CPU's too) along
 // plan.dim of a contiguous input, [outer, D, inner] as the meta step split it.
 // - inner == 1: a warp per row scans it 32 elements at a time, carrying the running value
 //   (cub::WarpScan); rows of kLongRow elements or more get a block each (cub::BlockScan).
@@ -14,8 +14,8 @@
 #include <cub/block/block_scan.cuh>
 #include <cub/warp/warp_scan.cuh>
 #include <algorithm>
-#include "kernels/common/scan_rules.h"
-#include "kernels/cuda/plan/reduce_plan.h"
+#include "kiln/common/scan_rules.h"
+#include "plan/reduce_plan.h"
 #include "kiln/meta/along_dim.h"
 #include "kiln/cuda/context.h"
 #include "kiln/kiln.h"

@@ -4,7 +4,7 @@
 // group per row (plan/reduce_plan.h); inner > 1 gives a thread per column striding by inner
 // when there are enough columns, else the dim is moved last (one device copy each way).
 #include <cuda_runtime.h>
-#include "kernels/cuda/reduce.cuh"
+#include "reduce.cuh"
 #include "kiln/gen/cuda_kernels.h"
 #include "kiln/cuda/context.h"
 #include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include "core/allocator_registry.h"
-#include "core/convert.h"
+#include "kiln/common/convert.h"
 #include "core/pooled.h"
 #include "kiln/tensor.h"
 #include "core/element_types.h"

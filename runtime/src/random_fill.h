@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
-#include "kernels/common/random_blocks.h"
+#include "kiln/common/random_blocks.h"
 #include "kiln/cpu/parallel.h"
 #include "kiln/philox.h"
 #include "kiln/random.h"

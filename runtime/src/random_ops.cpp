@@ -13,7 +13,7 @@
 #include "kiln/cuda.h"
 #include "kiln/op_support.h"
 #include "kiln/random.h"
-#include "core/device_random.h"
+#include "kiln/cuda/device_random.h"
 #include "random_fill.h"
 
 namespace kiln {

@@ -2,9 +2,7 @@
 #include "kiln/tensor.h"
 
 #include "core/allocator_registry.h"
-#include "core/convert.h"
 #include "core/pooled.h"
-#include "core/strided.h"
 #include "kiln/autograd.h"
 #include "core/element_types.h"
 
@@ -125,20 +123,14 @@ template <typename T>
 std::vector<T> Tensor::to_vector() const {
   KILN_CHECK(defined(), ValueError, "to_vector", "self", "undefined tensor");
   if (!is_cpu()) return to(kCPU).to_vector<T>();
-  std::vector<T> out;
-  out.reserve(size_t(numel()));
-  if (numel() == 0) return out;
-  IntArrayRef st[1] = {strides()};
-  detail::StridedWalk<1> walk(sizes(), st);
-  visit_dtype(dtype(), [&](auto zero) {
-    using S = decltype(zero);
-    const S* base = static_cast<const S*>(data_ptr());
-    walk.for_each_run(0, walk.numel, [&](const int64_t* off, const int64_t* inner, int64_t count) {
-      const S* p = base + off[0];
-      for (int64_t i = 0; i < count; ++i) out.push_back(detail::convert<T>(p[i * inner[0]]));
-    });
-  });
-  return out;
+  // copy_ casts with PyTorch's rules and walks any layout; the result reads out in row-major order.
+  Tensor dense = *this;
+  if (!is_contiguous() || dtype() != dtype_of<T>) {
+    dense = empty(sizes(), TensorOptions(dtype_of<T>));
+    dense.copy_(*this);
+  }
+  const T* p = static_cast<const T*>(dense.data_ptr());
+  return std::vector<T>(p, p + numel());
 }
 
 // ---- Tensor: views and device moves ----

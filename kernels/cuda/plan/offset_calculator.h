@@ -6,7 +6,7 @@
 // element on the device. Host tests compare it with the CPU's for_each_run walk.
 #include <cstdint>
 #include <type_traits>
-#include "kernels/cuda/plan/int_divider.h"
+#include "int_divider.h"
 #include "kiln/macros.h"
 
 namespace kiln::cuda_plan {

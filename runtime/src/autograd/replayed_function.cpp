@@ -1,7 +1,7 @@
 // make_replayed_function: records fn's forward and backward once, then wires autograd around
 // their replays. The backward node copies incoming gradients into the recorded gradient
 // buffers, replays, and hands back the recorded input gradients.
-#include "runtime/src/autograd/replayed_function.h"
+#include "autograd/replayed_function.h"
 
 #include <memory>
 #include "kiln/autograd.h"

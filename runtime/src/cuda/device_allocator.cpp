@@ -1,8 +1,8 @@
 // kiln's allocator for CUDA devices: the block cache (runtime/src/device_cache/) over cudaMalloc,
 // cudaFree and events, allocating on the current device's current stream.
-#include "runtime/src/cuda/capture_mode.h"
+#include "cuda/capture_mode.h"
 #include "kiln/cuda/context.h"
-#include "runtime/src/device_cache/block_cache.h"
+#include "device_cache/block_cache.h"
 
 namespace kiln::cuda {
 namespace {

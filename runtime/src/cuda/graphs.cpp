@@ -4,9 +4,9 @@
 #include <exception>
 #include <memory>
 #include "kiln/autograd.h"
-#include "runtime/src/autograd/replayed_function.h"
+#include "autograd/replayed_function.h"
 #include "kiln/cuda/context.h"
-#include "runtime/src/device_cache/block_cache.h"
+#include "device_cache/block_cache.h"
 
 namespace kiln::cuda {
 namespace detail {

@@ -6,10 +6,10 @@
 #include <mutex>
 #include <utility>
 #include <vector>
-#include "runtime/src/cuda/capture_mode.h"
+#include "cuda/capture_mode.h"
 #include "kiln/cuda/context.h"
-#include "runtime/src/core/pooled.h"
-#include "runtime/src/device_cache/block_cache.h"
+#include "core/pooled.h"
+#include "device_cache/block_cache.h"
 
 namespace kiln::cuda {
 namespace {

@@ -1,7 +1,7 @@
 // kiln::cuda in a build without the CUDA backend (KILN_CUDA=OFF, or no toolkit found): the
 // queries answer "nothing here", everything else raises DeviceError naming the call.
-#include "runtime/src/core/device_copy.h"
-#include "runtime/src/core/device_random.h"
+#include "kiln/cuda/device_copy.h"
+#include "kiln/cuda/device_random.h"
 #include "kiln/cuda.h"
 #include "kiln/error.h"
 

@@ -1,6 +1,6 @@
 // The caching allocator's bookkeeping (see block_cache.h); one mutex, no device calls under
 // assumptions: the DeviceMemoryApi is the only way out.
-#include "runtime/src/device_cache/block_cache.h"
+#include "device_cache/block_cache.h"
 
 #include <algorithm>
 #include <tuple>

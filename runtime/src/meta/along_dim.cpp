@@ -1,5 +1,6 @@
 // The along-dim family's meta step (see kiln/meta/along_dim.h).
 #include "kiln/meta/along_dim.h"
+#include "kiln/meta/inputs.h"
 #include <string_view>
 
 namespace kiln::meta {
@@ -41,11 +42,6 @@ void check_companion(const AlongDimPlan& plan, const char* op, const char* arg, 
              "expected int64 indices, got ", dtype_name(t.dtype()));
 }
 
-Tensor along_dim_input(const AlongDimPlan& plan, const Tensor& self) {
-  if (self.is_contiguous() && self.dtype() == plan.dtype) return self;
-  Tensor in = empty(self.sizes(), TensorOptions(plan.dtype, self.device()));
-  in.copy_(self);
-  return in;
-}
+Tensor along_dim_input(const AlongDimPlan& plan, const Tensor& self) { return input_as(self, plan.dtype, true); }
 
 }  // namespace kiln::meta

@@ -3,9 +3,9 @@
 
 namespace kiln::meta {
 
-Tensor contiguous_input(const Tensor& t) {
-  if (!t.defined() || t.is_contiguous()) return t;
-  Tensor out = empty(t.sizes(), TensorOptions(t.dtype(), t.device()));
+Tensor input_as(const Tensor& t, DType dtype, bool contiguous) {
+  if (!t.defined() || (t.dtype() == dtype && (!contiguous || t.is_contiguous()))) return t;
+  Tensor out = empty(t.sizes(), TensorOptions(dtype, t.device()));
   out.copy_(t);
   return out;
 }

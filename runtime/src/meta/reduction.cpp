@@ -1,5 +1,6 @@
 // The reduction family's meta step (see kiln/meta/reduction.h).
 #include "kiln/meta/reduction.h"
+#include "kiln/meta/inputs.h"
 
 namespace kiln::meta {
 namespace {
@@ -66,12 +67,8 @@ ReducePlan reduction(const char* op, const Tensor& self, IntArrayRef dims, bool 
   return r;
 }
 
-Tensor reduction_input(const ReducePlan& plan, const Tensor& self) {
-  if (self.dtype() == plan.in_dtype) return self;
-  Tensor in = empty(self.sizes(), TensorOptions(plan.in_dtype, self.device()));
-  in.copy_(self);
-  return in;
-}
+// The engines walk any strides: only the dtype may need a copy.
+Tensor reduction_input(const ReducePlan& plan, const Tensor& self) { return input_as(self, plan.in_dtype, false); }
 
 double norm_order(const char* op, const std::optional<Scalar>& p) {
   KILN_CHECK(!p || !p->is_complex(), ValueError, op, "p", "expected p to be an integer or float, got ", p->str());

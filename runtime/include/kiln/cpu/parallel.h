@@ -17,35 +17,42 @@ namespace kiln::detail {
 
 using cpu::kParallelGrain;
 
-// fn(begin, end) over [0, n) in one contiguous chunk per thread; serial inside a parallel region.
+// Threads worth forking for `work` elements: one per kParallelGrain, at most every thread and
+// at most `items`; 1 inside a parallel region (nested regions would oversubscribe).
+inline int threads_for(int64_t work, int64_t items) {
+  if (omp_in_parallel()) return 1;
+  const int64_t want = std::min<int64_t>(work / kParallelGrain, items);
+  return want < 2 ? 1 : int(std::min<int64_t>(want, omp_get_max_threads()));
+}
+
+// fn(begin, end) over [0, n) in one contiguous chunk per thread, each chunk a multiple of
+// `align` items (64 elements keep vector loops and cache lines whole). fn must not throw.
 template <typename Fn>
-void parallel_chunks(int64_t n, const Fn& fn) {
+void parallel_chunks(int64_t n, int threads, int64_t align, const Fn& fn) {
   if (n <= 0) return;
-  if (omp_in_parallel()) {
+  if (threads < 2) {
     fn(int64_t(0), n);
     return;
   }
-#pragma omp parallel
+#pragma omp parallel num_threads(threads)
   {
-    int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    int64_t chunk = (n + nt - 1) / nt;
-    int64_t b = std::min(n, t * chunk), e = std::min(n, b + chunk);
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t chunk = ((n + nt - 1) / nt + align - 1) / align * align;
+    const int64_t b = std::min(n, t * chunk), e = std::min(n, b + chunk);
     if (b < e) fn(b, e);
   }
 }
 
-// parallel_chunks when n elements are worth it, else one serial call.
+// [0, n) elements over as many threads as the grain allows (pointwise loops, copies).
 template <typename Fn>
 void parallel_range(int64_t n, const Fn& fn) {
-  if (n < kParallelGrain) fn(int64_t(0), n);
-  else parallel_chunks(n, fn);
+  parallel_chunks(n, threads_for(n, n), 64, fn);
 }
 
-// parallel_chunks over n items of work_per_item elements each, when the total is worth a fork.
+// n items of work_per_item elements each (rows of a scan, lines of a gather).
 template <typename Fn>
 void parallel_items(int64_t n, int64_t work_per_item, const Fn& fn) {
-  if (n < 2 || n * work_per_item < kParallelGrain) fn(int64_t(0), n);
-  else parallel_chunks(n, fn);
+  parallel_chunks(n, threads_for(n * work_per_item, n), 1, fn);
 }
 
 }  // namespace kiln::detail

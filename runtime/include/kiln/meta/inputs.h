@@ -5,8 +5,14 @@
 
 namespace kiln::meta {
 
-// `t` when it is contiguous or undefined (an omitted Tensor?), else a contiguous copy.
-Tensor contiguous_input(const Tensor& t);
+// The one "copy if needed" of kernel inputs: `t` itself when it is undefined (an omitted
+// Tensor?) or already has `dtype` (and is contiguous, when `contiguous`), else a contiguous copy
+// cast to `dtype` on t's device. along_dim_input and reduction_input are this with the plan's
+// dtype.
+Tensor input_as(const Tensor& t, DType dtype, bool contiguous);
+
+// `t` when it is contiguous or undefined, else a contiguous copy.
+inline Tensor contiguous_input(const Tensor& t) { return input_as(t, t.defined() ? t.dtype() : DType::Float32, true); }
 
 }  // namespace kiln::meta
 #endif  // KILN_RUNTIME_INCLUDE_KILN_META_INPUTS_H_

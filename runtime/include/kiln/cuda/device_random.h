@@ -1,5 +1,5 @@
-#ifndef KILN_RUNTIME_SRC_CORE_DEVICE_RANDOM_H_
-#define KILN_RUNTIME_SRC_CORE_DEVICE_RANDOM_H_
+#ifndef KILN_CUDA_DEVICE_RANDOM_H_
+#define KILN_CUDA_DEVICE_RANDOM_H_
 // uniform_/normal_ (and so rand, randn), randint, bernoulli and randperm on a contiguous CUDA tensor: the
 // same Philox blocks, reserved the same way, through the same per-block functors as the CPU
 // (kernels/cuda/random.cu).
@@ -18,4 +18,4 @@ void bernoulli_fill(Tensor& t, const Tensor& p, Generator& gen);
 void randperm_fill(Tensor& t, Generator& gen);
 
 }  // namespace kiln::cuda::detail
-#endif  // KILN_RUNTIME_SRC_CORE_DEVICE_RANDOM_H_
+#endif  // KILN_CUDA_DEVICE_RANDOM_H_

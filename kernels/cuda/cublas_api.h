@@ -1,5 +1,5 @@
-#ifndef KILN_RUNTIME_SRC_CUDA_CUBLAS_API_H_
-#define KILN_RUNTIME_SRC_CUDA_CUBLAS_API_H_
+#ifndef KILN_KERNELS_CUDA_CUBLAS_API_H_
+#define KILN_KERNELS_CUDA_CUBLAS_API_H_
 // cuBLAS, loaded on first use instead of linked: libcublasLt is 540 MB, and mapping it costs
 // every process linking kiln ~0.8 s at start (measured here), which CTest pays per test case.
 // Entry points are typed from cublas_v2.h (cublas_api.cpp checks the one spelled out here), so a
@@ -35,4 +35,4 @@ void check_cublas(cublasStatus_t s, const char* op, const char* arg, const char*
 
 #define KILN_CUBLAS_CHECK(expr, op, arg) ::kiln::cuda::detail::check_cublas((expr), (op), (arg), #expr)
 
-#endif  // KILN_RUNTIME_SRC_CUDA_CUBLAS_API_H_
+#endif  // KILN_KERNELS_CUDA_CUBLAS_API_H_

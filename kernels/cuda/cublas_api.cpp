@@ -1,5 +1,5 @@
 // Loads libcublas with dlopen on the first cuBLAS call (see cublas_api.h for why).
-#include "runtime/src/cuda/cublas_api.h"
+#include "cublas_api.h"
 
 #include <dlfcn.h>
 #include <mutex>

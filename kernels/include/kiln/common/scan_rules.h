@@ -13,7 +13,7 @@
 //   kDefined            whether the rule exists for element type T (engines instantiate no more).
 #include <cstdint>
 #include <type_traits>
-#include "kernels/common/math.h"
+#include "kiln/common/math.h"
 #include "kiln/dtype.h"
 
 namespace kiln::scan {

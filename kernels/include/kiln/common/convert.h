@@ -1,9 +1,9 @@
-#ifndef KILN_RUNTIME_SRC_CORE_CONVERT_H_
-#define KILN_RUNTIME_SRC_CORE_CONVERT_H_
-// Element conversion with PyTorch's cast semantics (c10::static_cast_with_inter_type):
-// complex -> real keeps the real part (also for bool: 0-1j -> false, as torch), anything -> bool
-// is "!= 0", and floating -> narrow integer goes through int64 so -1.0 -> uint8 is 255 as on
-// x86 PyTorch.
+#ifndef KILN_COMMON_CONVERT_H_
+#define KILN_COMMON_CONVERT_H_
+// The one element conversion of every layer (copy_, fill_, kernels; host and device), with
+// PyTorch's cast semantics (c10::static_cast_with_inter_type): complex -> real keeps the real
+// part (also for bool: 0-1j -> false, as torch), anything -> bool is "!= 0", and floating ->
+// narrow integer goes through int64 so -1.0 -> uint8 is 255 as on x86 PyTorch.
 #include <cstdint>
 #include <type_traits>
 #include "kiln/dtype.h"
@@ -36,4 +36,4 @@ KILN_HOST_DEVICE KILN_INLINE To convert(From v) {
 }
 
 }  // namespace kiln::detail
-#endif  // KILN_RUNTIME_SRC_CORE_CONVERT_H_
+#endif  // KILN_COMMON_CONVERT_H_

@@ -1,5 +1,5 @@
 // PointwiseCall -> ElementwiseArgs (elementwise_launch.h).
-#include "runtime/src/cuda/elementwise_launch.h"
+#include "elementwise_launch.h"
 #include "kiln/cuda/context.h"
 
 namespace kiln::cuda {

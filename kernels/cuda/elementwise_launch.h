@@ -1,9 +1,9 @@
-#ifndef KILN_RUNTIME_SRC_CUDA_ELEMENTWISE_LAUNCH_H_
-#define KILN_RUNTIME_SRC_CUDA_ELEMENTWISE_LAUNCH_H_
+#ifndef KILN_KERNELS_CUDA_ELEMENTWISE_LAUNCH_H_
+#define KILN_KERNELS_CUDA_ELEMENTWISE_LAUNCH_H_
 // The host side of a CUDA pointwise kernel: checks the output's device, keeps it current for
 // as long as this object lives, and turns the PointwiseCall into the ElementwiseArgs the kernel
 // files take (kernels/cuda/elementwise_args.h).
-#include "kernels/cuda/elementwise_args.h"
+#include "elementwise_args.h"
 #include "kiln/cuda.h"
 #include "kiln/pointwise.h"
 
@@ -20,4 +20,4 @@ class ElementwiseLaunch {
 };
 
 }  // namespace kiln::cuda
-#endif  // KILN_RUNTIME_SRC_CUDA_ELEMENTWISE_LAUNCH_H_
+#endif  // KILN_KERNELS_CUDA_ELEMENTWISE_LAUNCH_H_
