@@ -158,6 +158,16 @@ def check_ratchet(ops, baseline_path):
     return 0
 
 
+def shown_path(path):
+    """A path as the report shows it: relative to the repository, or its last two parts (a
+    build directory elsewhere), never the absolute path of the machine that ran the tests."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    rel = os.path.relpath(os.path.abspath(path), root)
+    if not rel.startswith(".."):
+        return rel
+    return os.path.join(os.path.basename(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--declared", required=True, help="generated/coverage_declared.json")
@@ -179,7 +189,7 @@ def main():
     backends, ops = merge(declared, results, build_info)
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(args.results))) \
         if os.path.exists(args.results) else None
-    report = {"results_file": args.results, "results_time": when, "backends": backends, "dtypes": DTYPES,
+    report = {"results_file": shown_path(args.results), "results_time": when, "backends": backends, "dtypes": DTYPES,
               "totals": totals(backends, ops), "ops": ops}
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "coverage.json"), "w", encoding="utf-8") as f:

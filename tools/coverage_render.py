@@ -4,7 +4,9 @@ import html
 SHORT = {"bool": "b", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
          "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
          "complex64": "c64", "complex128": "c128"}
-SYMBOL = {"pass": "✅", "fail": "❌", "unverified": "❔", "not run": "⬜", "declared": "◽"}
+# Text symbols any font has (DejaVu, Liberation, the browsers' defaults): emoji need a colour
+# emoji font that headless Chromium on Debian lacks. The HTML colours the cells as well.
+SYMBOL = {"pass": "✓", "fail": "✗", "unverified": "?", "not run": "–", "declared": "○"}
 WORDS = {"pass": "passing", "fail": "failing", "unverified": "unverified (run, no PyTorch reference to compare)",
          "not run": "compiled, not run", "declared": "declared, not compiled"}
 TOTAL_COLUMNS = ["declared", "compiled", "pass", "fail", "unverified", "not run"]
@@ -25,6 +27,28 @@ def _legend():
     return " · ".join(f"{SYMBOL[s]} {WORDS[s]}" for s in SYMBOL) + " · blank: not declared"
 
 
+def family_summary(report):
+    """Per family: ops, and passing / declared forward and gradient cells per backend."""
+    fams = {}
+    for op in report["ops"]:
+        f = fams.setdefault(op["family"] or "other", {"ops": 0, "cells": {}})
+        f["ops"] += 1
+        for backend in report["backends"]:
+            c = f["cells"].setdefault(backend, [0, 0, 0, 0])  # forward pass, declared, grad pass, declared
+            for cell in op["forward"].get(backend, {}).values():
+                c[0] += cell["status"] == "pass"
+                c[1] += 1
+            back = op["backward"].get(backend)
+            if back:
+                c[2] += back["status"] == "pass"
+                c[3] += 1
+    return sorted(fams.items())
+
+
+def _fraction(passed, declared):
+    return f"{passed}/{declared}" if declared else "–"
+
+
 def render_markdown(report):
     out = ["# kiln op coverage", "", _run_line(report), "",
            f"{len(report['ops'])} ops. Forward cells: op × backend × dtype, checked against PyTorch. "
@@ -32,6 +56,12 @@ def render_markdown(report):
            "## Totals", "", "| cells | " + " | ".join(TOTAL_TITLES) + " |", "|---" * (len(TOTAL_TITLES) + 1) + "|"]
     for name, counts in report["totals"].items():
         out.append(f"| {name} | " + " | ".join(str(counts[c]) for c in TOTAL_COLUMNS) + " |")
+    out += ["", "## By family", "", "passing / declared cells", "",
+            "| family | ops | " + " | ".join(f"{b} forward | {b} grad" for b in report["backends"]) + " |",
+            "|---" * (2 + 2 * len(report["backends"])) + "|"]
+    for name, f in family_summary(report):
+        out.append(f"| {name} | {f['ops']} | " + " | ".join(
+            f"{_fraction(*f['cells'][b][:2])} | {_fraction(*f['cells'][b][2:])}" for b in report["backends"]) + " |")
     out += ["", _legend(), ""]
     for backend in report["backends"]:
         if not _has_cells(report, backend):
@@ -68,6 +98,14 @@ th{background:#f4f4f4;position:sticky;top:0}
 .pass{background:#c8efc8}.fail{background:#f6b8b8}.unverified{background:#fbe9a9}
 .notrun{background:#dde6f5}.declared{background:#eee;color:#777}
 .legend span{display:inline-block;padding:1px 8px;margin-right:6px;border:1px solid #ddd}
+#filter{font:inherit;padding:3px 6px;width:24em}
+"""
+
+# Hides the op rows whose name and family do not contain the text typed (case-insensitive).
+FILTER_JS = """
+function kilnFilter(text){text=text.toLowerCase();
+for(const row of document.querySelectorAll('tr[data-op]')){
+row.style.display=row.dataset.op.includes(text)?'':'none';}}
 """
 
 
@@ -85,15 +123,23 @@ def _cell_html(c):
 def render_html(report):
     esc = html.escape
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>kiln op coverage</title>",
-             f"<style>{CSS}</style></head><body>", "<h1>kiln op coverage</h1>",
+             f"<style>{CSS}</style><script>{FILTER_JS}</script></head><body>", "<h1>kiln op coverage</h1>",
              f"<p>{esc(_run_line(report))} {len(report['ops'])} ops. Hover a cell for its detail.</p>",
              "<h2>Totals</h2><table><tr><th>cells</th>" + "".join(f"<th>{t}</th>" for t in TOTAL_TITLES) + "</tr>"]
     for name, counts in report["totals"].items():
         parts.append(f"<tr><td class='op'>{esc(name)}</td>" + "".join(f"<td>{counts[c]}</td>" for c in TOTAL_COLUMNS)
                      + "</tr>")
+    parts.append("</table><h2>By family</h2><p>passing / declared cells</p><table><tr><th>family</th><th>ops</th>"
+                 + "".join(f"<th>{esc(b)} forward</th><th>{esc(b)} grad</th>" for b in report["backends"]) + "</tr>")
+    for name, f in family_summary(report):
+        parts.append(f"<tr><td class='op'>{esc(name)}</td><td>{f['ops']}</td>" + "".join(
+            f"<td>{_fraction(*f['cells'][b][:2])}</td><td>{_fraction(*f['cells'][b][2:])}</td>"
+            for b in report["backends"]) + "</tr>")
     parts.append("</table><p class='legend'>" + "".join(
         f"<span class='{_css_class(s)}'>{SYMBOL[s]} {esc(WORDS[s])}</span>" for s in SYMBOL)
         + "<span>blank: not declared</span></p>")
+    parts.append("<p><input id='filter' type='search' placeholder='filter ops by name or family' "
+                 "oninput='kilnFilter(this.value)'></p>")
     for backend in report["backends"]:
         if not _has_cells(report, backend):
             parts.append(f"<h2>{esc(backend)}</h2><p>No op declares this backend yet.</p>")
@@ -102,7 +148,8 @@ def render_html(report):
                      + "".join(f"<th title='{d}'>{SHORT[d]}</th>" for d in report["dtypes"]) + "<th>grad</th></tr>")
         for op in report["ops"]:
             cells = op["forward"].get(backend, {})
-            parts.append(f"<tr><td class='op' title='{esc(op['doc'] or '', quote=True)}'>{esc(op['name'])}</td>"
+            key = esc(f"{op['name']} {op['family'] or ''}".lower(), quote=True)
+            parts.append(f"<tr data-op='{key}'><td class='op' title='{esc(op['doc'] or '', quote=True)}'>{esc(op['name'])}</td>"
                          f"<td class='fam'>{esc(op['family'] or '')}</td>"
                          + "".join(_cell_html(cells.get(d)) for d in report["dtypes"])
                          + _cell_html(op["backward"].get(backend)) + "</tr>")

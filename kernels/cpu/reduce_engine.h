@@ -2,9 +2,9 @@
 #define KILN_KERNELS_CPU_REDUCE_ENGINE_H_
 // The CPU reduction engine: one loop nest for every reduction kernel.
 //
-// make_reduce_loops splits the input's dims into kept dims (one per output element) and reduced dims,
-// drops size-1 dims, orders both by input stride and merges dims that are contiguous with
-// each other. A Reducer supplies the arithmetic:
+// make_reduce_loops takes the iteration layer's geometry (kiln/strided_geometry.h) of the input
+// and the result (size-1 dims dropped, ordered by input stride, contiguous neighbours merged)
+// and splits its dims into kept dims (one per output element) and reduced dims. A Reducer supplies the arithmetic:
 //
 //   using in_t, acc_t;
 //   acc_t init(int64_t out_off) const;                       // identity (may read per-output data)
@@ -27,6 +27,7 @@
 #include <vector>
 #include "kiln/cpu/parallel.h"
 #include "kiln/meta/reduction.h"
+#include "kiln/strided_geometry.h"
 #include "kiln/tensor.h"
 
 namespace kiln::cpu {
@@ -40,44 +41,36 @@ struct ReduceLoops {
 inline ReduceLoops make_reduce_loops(const Tensor& in, const meta::ReducePlan& rd) {
   ReduceLoops p;
   const int64_t nd = in.dim();
-  IntArrayRef sizes = in.sizes(), strides = in.strides();
-  struct D { int64_t size, in, out; };
-  std::vector<D> kept, red;
-  // Output strides: the result is contiguous in its keepdim shape (reduced dims have size 1).
+  IntArrayRef sizes = in.sizes();
+  // Output strides over the input's shape: the result is contiguous in its keepdim shape, and
+  // does not move along a reduced dim.
   DimVector ostride(size_t(nd), 0);
-  int64_t acc = 1;
   for (int64_t d = nd - 1; d >= 0; --d) {
-    ostride[size_t(d)] = acc;
-    if (!rd.reduced[size_t(d)]) acc *= sizes[size_t(d)];
-  }
-  p.out_numel = acc;
-  for (int64_t d = 0; d < nd; ++d) {
     const size_t i = size_t(d);
-    if (rd.reduced[i]) p.red_numel *= sizes[i];
-    if (sizes[i] == 1) continue;
-    if (rd.reduced[i]) red.push_back({sizes[i], strides[i], 0});
-    else kept.push_back({sizes[i], strides[i], ostride[i]});
-  }
-  auto by_stride = [](const D& a, const D& b) { return a.in != b.in ? a.in < b.in : a.out < b.out; };
-  // Innermost first; ties keep reverse dim order so a contiguous tensor stays in row-major order.
-  std::reverse(kept.begin(), kept.end());
-  std::reverse(red.begin(), red.end());
-  std::stable_sort(kept.begin(), kept.end(), by_stride);
-  std::stable_sort(red.begin(), red.end(), by_stride);
-  for (const D& d : kept) {
-    size_t n = p.ksize.size();
-    if (n && p.kin[n - 1] * p.ksize[n - 1] == d.in && p.kout[n - 1] * p.ksize[n - 1] == d.out) {
-      p.ksize[n - 1] *= d.size;
+    if (rd.reduced[i]) {
+      p.red_numel *= sizes[i];
     } else {
-      p.ksize.push_back(d.size); p.kin.push_back(d.in); p.kout.push_back(d.out);
+      ostride[i] = p.out_numel;
+      p.out_numel *= sizes[i];
     }
   }
-  for (const D& d : red) {
-    size_t n = p.rsize.size();
-    if (n && p.rin[n - 1] * p.rsize[n - 1] == d.in) {
-      p.rsize[n - 1] *= d.size;
+  if (p.red_numel == 0 || p.out_numel == 0) {  // nothing to read: each output is the identity
+    p.ksize.push_back(p.out_numel); p.kin.push_back(0); p.kout.push_back(1);
+    p.rsize.push_back(p.red_numel); p.rin.push_back(0);
+    return p;
+  }
+  // The iteration layer's geometry of (input, result), strides in elements: dims ordered by the
+  // input's strides, size-1 dims dropped, neighbours merged where both operands continue. The
+  // dims where the result does not move are the reduced ones.
+  IntArrayRef strides[2] = {in.strides(), ostride};
+  const int64_t elements[2] = {1, 1};
+  char* bases[2] = {nullptr, nullptr};
+  const StridedGeometry g = make_geometry(sizes, 2, strides, elements, bases);
+  for (int d = 0; d < g.ndim; ++d) {
+    if (g.strides[1][d] == 0) {
+      p.rsize.push_back(g.sizes[d]); p.rin.push_back(g.strides[0][d]);
     } else {
-      p.rsize.push_back(d.size); p.rin.push_back(d.in);
+      p.ksize.push_back(g.sizes[d]); p.kin.push_back(g.strides[0][d]); p.kout.push_back(g.strides[1][d]);
     }
   }
   // Sentinels so loops never special-case "no dims".
