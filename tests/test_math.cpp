@@ -383,7 +383,7 @@ TEST_CASE("math: nan_to_num defaults are the compute type's limits") {
   CHECK(nan_to_num(true, Opt<bool>{false, true}, Opt<bool>{false, true}, Opt<bool>{false, true}) == true);
 }
 
-// Expressions from ops.yaml that rely on plain operators must work for bool too.
+// Expressions from ops/*.yaml that rely on plain operators must work for bool too.
 TEST_CASE("math: bool compute type in operator expressions") {
   auto add = [](bool self, bool other, bool alpha) -> bool { return self + alpha * other; };
   CHECK(add(true, true, true) == true);

@@ -55,7 +55,7 @@ def cell(declared, compiled, result, not_run_detail="compiled, not run in the la
     if compiled:
         return {"status": "not run", "detail": not_run_detail}
     if declared:
-        return {"status": "declared", "detail": "declared in ops.yaml, not compiled in this build"}
+        return {"status": "declared", "detail": "declared in ops/*.yaml, not compiled in this build"}
     return None
 
 
@@ -134,7 +134,7 @@ def status_of(ops, key):
             if check == "forward":
                 c = (c or {}).get(dtype)
             return (c["status"], c.get("detail", "")) if c else ("vanished", "no longer declared")
-    return "vanished", "op no longer in ops.yaml"
+    return "vanished", "op no longer in ops/*.yaml"
 
 
 def check_ratchet(ops, baseline_path):

@@ -89,7 +89,7 @@ def sample_inputs(op, index, sample, dtype):
 # ---------------------------------------------------------------- calling torch
 def torch_callable(op):
     if op.get("torch"):
-        return eval(op["torch"], {"torch": torch, "math": math})  # expression written in ops.yaml
+        return eval(op["torch"], {"torch": torch, "math": math})  # expression written in ops/*.yaml
     base, _, overload = op["name"].partition(".")
     return getattr(getattr(torch.ops.aten, base), overload or "default")
 
@@ -291,7 +291,7 @@ def main():
         for stale in sorted(set(os.listdir(args.out)) - names):
             if stale.endswith(".json"):
                 os.remove(os.path.join(args.out, stale))
-                print(f"  removed {stale} (op no longer in ops.yaml)")
+                print(f"  removed {stale} (op no longer in ops/*.yaml)")
     print(f"references: {done} ops, {changed} file(s) changed, {errors} case(s) where torch raised, in {args.out}")
 
 

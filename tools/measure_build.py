@@ -4,7 +4,7 @@
 In a scratch copy of the source tree (so the working tree and its build are never touched):
   codegen   the generator over the whole registry into an empty folder (median of 3 runs)
   clean     configure + build of the library, tests and demo with the given jobs
-  rebuild   the same build after editing one pointwise op's expression in ops.yaml
+  rebuild   the same build after editing one pointwise op's expression in ops/pointwise_unary.yaml
 """
 import argparse
 import json
@@ -44,7 +44,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="kiln-buildtime-") as tmp:
         src = Path(tmp) / "kiln"
         copy_tree(src)
-        gen = [sys.executable, "codegen/gen.py", "--ops", "ops.yaml", "--root", ".", "--out"]
+        gen = [sys.executable, "codegen/gen.py", "--ops", "ops", "--root", ".", "--out"]
         runs = []
         for i in range(3):
             runs.append(timed(gen + [str(Path(tmp) / f"gen{i}")], src))
@@ -57,10 +57,10 @@ def main():
             make = ["cmake", "--build", str(build), "-j", str(args.jobs)]
             result["clean_build_s"] = timed(configure, src) + timed(make, src)
             print(f"clean build (library, tests, demo; -j{args.jobs}): {result['clean_build_s']:.1f} s", flush=True)
-            ops = src / "ops.yaml"
+            ops = src / "ops" / "pointwise_unary.yaml"
             text = ops.read_text()
             if EDIT_FROM not in text:
-                sys.exit("measure_build: the expression to edit is no longer in ops.yaml; update EDIT_FROM")
+                sys.exit("measure_build: the expression to edit is no longer in ops/pointwise_unary.yaml; update EDIT_FROM")
             ops.write_text(text.replace(EDIT_FROM, EDIT_TO, 1))
             result["rebuild_one_op_s"] = timed(make, src)
             result["edited_expression"] = EDIT_TO.strip()

@@ -1,1 +1,1 @@
-"""kiln's generator: ops.yaml -> C++ sources, tests, and coverage metadata."""
+"""kiln's generator: ops/*.yaml -> C++ sources, tests, and coverage metadata."""

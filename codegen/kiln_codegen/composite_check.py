@@ -1,5 +1,5 @@
 """Cheap sanity checks of a composite op's C++ body, so a registry mistake is reported as
-`ops.yaml:LINE: message` instead of a compile error in generated/. The usual cause is YAML
+`ops/FILE.yaml:LINE: message` instead of a compile error in generated/. The usual cause is YAML
 indentation: a following key indented into the `composite: |` block becomes C++."""
 import re
 
@@ -14,7 +14,7 @@ def problem(body, keys):
     for i, text in enumerate(lines):
         m = _YAML_KEY.match(text)
         if m and m.group(1) in keys:
-            return i, f"composite body has a line that looks like the ops.yaml key '{m.group(1)}:' (indented into the block?)"
+            return i, f"composite body has a line that looks like the registry key '{m.group(1)}:' (indented into the block?)"
         if _YAML_ITEM.match(text):
             return i, "composite body has a line that looks like a YAML list item (a sample indented into the block?)"
     stack = []

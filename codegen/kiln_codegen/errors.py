@@ -1,4 +1,7 @@
-"""Errors that point at a line of ops.yaml."""
+"""Errors that point at a line of the registry."""
+import re
+
+_LINE_REF = re.compile(r"\{line:(\d+)\}")
 
 
 class RegistryError(Exception):
@@ -8,10 +11,14 @@ class RegistryError(Exception):
         self.message = message
         self.hint = hint
 
-    def format(self, path):
-        text = f"{path}:{self.line}: {self.message}"
+    def format(self, where):
+        """where: loader.Sources (FILE:LINE in the file the line is in) or one file's name.
+        A hint may name another line as {line:N}."""
+        def at(line):
+            return where.at(line) if hasattr(where, "at") else f"{where}:{line}"
+        text = f"{at(self.line)}: {self.message}"
         if self.hint:
-            text += f"\n  hint: {self.hint}"
+            text += "\n  hint: " + _LINE_REF.sub(lambda m: at(int(m.group(1))), self.hint)
         return text
 
 

@@ -49,7 +49,7 @@ def _declared_functions(path):
 def _math_functions(root):
     names = set()
     found = False
-    common = os.path.join(root, "kernels", "common")
+    common = os.path.join(root, "kernels", "include", "kiln", "common")
     if os.path.exists(os.path.join(common, "math.h")):
         for f in os.listdir(common):
             if f.startswith("math") and f.endswith(".h"):
@@ -99,7 +99,7 @@ def check_registry(registry, formula_lines, root, errors):
                     if name in callable_names or (helpers is None and allow_missing):
                         continue
                     errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} calls unknown function '{name}'",
-                                                "use a kiln op from ops.yaml or a helper declared in runtime/include/kiln/autograd/formulas.h"))
+                                                "use a kiln op from ops/*.yaml or a helper declared in runtime/include/kiln/autograd/formulas.h"))
                 elif name not in locals_ and name not in CONSTANTS:
                     errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} names unknown input '{name}'",
                                                 f"names in scope: {', '.join(sorted(locals_))}"))

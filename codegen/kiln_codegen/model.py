@@ -1,4 +1,4 @@
-"""The typed model of ops.yaml, and its validation.
+"""The typed model of ops/*.yaml, and its validation.
 
 Every problem is collected as a RegistryError carrying the line it belongs to; nothing is
 written unless the whole registry is valid.
@@ -62,7 +62,7 @@ class Op:
     backends: List[str]
     kind: str
     body: str                      # expression / kernel name / composite function name or one-line C++ body
-    body_line: int = 0             # composite: the ops.yaml line of the body
+    body_line: int = 0             # composite: the ops/*.yaml line of the body
     promotion: str = "default"
     promote_scalars: List[str] = field(default_factory=list)
     bool_inputs: List[str] = field(default_factory=list)
@@ -507,10 +507,10 @@ class _Context:
 
 
 def build(doc, root):
-    """Validate a loaded ops.yaml document into a Registry; raise ErrorList on any problem."""
+    """Validate a loaded registry document into a Registry; raise ErrorList on any problem."""
     errors = []
     if not isinstance(doc, dict):
-        raise ErrorList([RegistryError(1, "ops.yaml must be a mapping with 'dtype_groups' and 'ops'")])
+        raise ErrorList([RegistryError(1, "the registry must be a mapping with 'dtype_groups' and 'ops'")])
     for k in doc:
         if k not in TOP_KEYS:
             errors.append(RegistryError(doc.line_of(k), f"unknown top-level key '{k}'", f"known: {', '.join(sorted(TOP_KEYS))}"))
@@ -530,7 +530,7 @@ def build(doc, root):
         if op is None:
             continue
         if op.full_name in seen:
-            errors.append(RegistryError(op.line, f"duplicate op '{op.full_name}'", f"first defined on line {seen[op.full_name]}"))
+            errors.append(RegistryError(op.line, f"duplicate op '{op.full_name}'", f"first defined at {{line:{seen[op.full_name]}}}"))
             continue
         seen[op.full_name] = op.line
         ops.append(op)

@@ -9,7 +9,7 @@ from .model import FLOATING, normalized_samples
 from .views import OpView
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
-# Marks where a composite body copied from ops.yaml ends; Writer.write turns it into a `#line`
+# Marks where a composite body copied from ops/*.yaml ends; Writer.write turns it into a `#line`
 # back to the generated file's own numbering.
 LINE_RESTORE = "// @kiln-line-restore"
 
@@ -19,7 +19,7 @@ def _env():
                               lstrip_blocks=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
 
 
-def _enrich(v, views_by_name, source):
+def _enrich(v, views_by_name, sources):
     op, sig = v.op, v.sig
     v.input_ptrs = ", ".join(f"&{a.name}" for a in v.tensors)
     v.signature_literal = cpp.cpp_string(f"{op.full_name}{str_args(sig)}")
@@ -30,8 +30,9 @@ def _enrich(v, views_by_name, source):
         v.forward_call = ""
     if op.kind == "composite" and not op.is_function:
         body = "\n".join("  " + line if line.strip() else "" for line in op.body.splitlines())
-        if source:  # the compiler reports errors in the body at their ops.yaml lines
-            body = f'#line {op.body_line} "{source}"\n{body}\n{LINE_RESTORE}'
+        if sources:  # the compiler reports errors in the body at their registry lines
+            _, path, line = sources.locate(op.body_line)
+            body = f'#line {line} "{path}"\n{body}\n{LINE_RESTORE}'
         v.composite_body = body
     # Scalar-operand overloads of binary pointwise ops (add(t, 2.0), t.add(2.0), t.add_(2.0)).
     v.scalar_clash = False
@@ -134,8 +135,8 @@ class Writer:
                     os.remove(p)
 
 
-def render(registry, out_dir, source=None):
-    """source: the path of ops.yaml that `#line` directives in composite bodies name."""
+def render(registry, out_dir, sources=None):
+    """sources (loader.Sources): the registry files that `#line` directives in composite bodies name."""
     env = _env()
     missing = getattr(registry, "missing", [])
     views = [OpView(op, registry, missing) for op in registry.ops]
@@ -143,7 +144,7 @@ def render(registry, out_dir, source=None):
     for v in views:
         by_name.setdefault(v.name, []).append(v)
     for v in views:
-        _enrich(v, by_name, source)
+        _enrich(v, by_name, sources)
     w = Writer(out_dir)
     inc = "include/kiln/gen"
     w.write(f"{inc}/ops.h", env.get_template("ops.h.j2").render(ops=views))
@@ -247,7 +248,7 @@ def declared_doc(registry, missing):
         backends = {}
         for b in ("cpu", "cuda"):
             declared = op.backend_dtypes(b)
-            # Kernels codegen emits or ops.yaml names; whether the CUDA ones are in this build is
+            # Kernels codegen emits or ops/*.yaml names; whether the CUDA ones are in this build is
             # the build's business (tools/coverage.py reads build_info.json).
             compiled = declared if op not in missing else []
             backends[b] = {"declared": declared, "compiled": compiled}

@@ -27,7 +27,7 @@ Value::Value(const Scalar& s) {
   }
 }
 
-// Schema spellings, so errors read like the signature in ops.yaml.
+// Schema spellings, so errors read like the signature in ops/*.yaml.
 const char* Value::kind_name() const {
   switch (kind()) {
     case Kind::None: return "None";

@@ -1,5 +1,6 @@
 """Each way ops.yaml can be wrong gives `ops.yaml:LINE: message` and exit 1, never a traceback."""
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -169,8 +170,8 @@ class RegistryErrors(unittest.TestCase):
                          "unknown promotion 'widen'")
 
     def test_pointwise_unknown_math_function(self):
-        os.makedirs(os.path.join(self.tmp.name, "kernels", "common"))
-        with open(os.path.join(self.tmp.name, "kernels", "common", "math.h"), "w") as f:
+        os.makedirs(os.path.join(self.tmp.name, "kernels", "include", "kiln", "common"))
+        with open(os.path.join(self.tmp.name, "kernels", "include", "kiln", "common", "math.h"), "w") as f:
             f.write("template <typename T>\nKILN_HOST_DEVICE inline T exp(T x) { return x; }\n")
         self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: expo(self)"), 4,
                          "pointwise expression calls unknown function 'expo'")
@@ -193,6 +194,73 @@ class RegistryErrors(unittest.TestCase):
         begin = generated.index(f'#line {body_line} "{ops_yaml}"')
         self.assertEqual(generated[begin + 1].strip(), "return exp(self).no_such_method(2);")
         self.assertEqual(generated[begin + 2], f'#line {begin + 4} "{path}"')  # back to the file's own lines
+
+    def write_folder(self, files):
+        folder = os.path.join(self.tmp.name, "ops")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        for name, text in files.items():
+            with open(os.path.join(folder, name), "w") as f:
+                f.write(text)
+        return folder
+
+    def run_folder(self, files, check=True):
+        folder = self.write_folder(files)
+        args = [sys.executable, GEN, "--ops", folder, "--root", self.tmp.name, "--out",
+                os.path.join(self.tmp.name, "generated")]
+        return subprocess.run(args + (["--check"] if check else []), capture_output=True, text=True)
+
+    def split_valid(self):
+        """VALID as a folder: its dtype groups in one file, its ops in two."""
+        groups, ops = VALID.split("ops:\n")
+        entries = ops.split("- signature:")
+        first = "ops:\n" + "- signature:".join(entries[:2])
+        second = "ops:\n- signature:" + "- signature:".join(entries[2:])
+        return {"a_groups.yaml": groups, "b_first.yaml": first, "c_second.yaml": second}
+
+    def test_folder_generates_like_one_file(self):
+        r = self.run_folder(self.split_valid(), check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "generated", "include", "kiln", "gen", "ops.h")) as f:
+            from_folder = f.read()
+        r = self.run_gen(VALID, check=False)
+        with open(os.path.join(self.tmp.name, "generated", "include", "kiln", "gen", "ops.h")) as f:
+            self.assertEqual(f.read(), from_folder)
+
+    def test_folder_error_names_file_and_line(self):
+        files = self.split_valid()
+        files["c_second.yaml"] = files["c_second.yaml"].replace("pointwise: self * other", "pointwise: self * othr", 1)
+        self.assertIn("pointwise: self * othr", files["c_second.yaml"])
+        line = files["c_second.yaml"].split("\n").index("- signature: mul.Tensor(Tensor self, Tensor other) -> Tensor") + 1
+        r = self.run_folder(files)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(f"ops/c_second.yaml:{line}: mul.Tensor: pointwise expression names unknown argument 'othr'", r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+
+    def test_folder_op_or_group_in_two_files(self):
+        files = self.split_valid()
+        files["d_again.yaml"] = files["b_first.yaml"]
+        r = self.run_folder(files)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("ops/d_again.yaml:2: overloads of 'exp' are split between ops/b_first.yaml and ops/d_again.yaml",
+                      r.stderr)
+        self.assertIn("(first at ops/b_first.yaml:2)", r.stderr)
+        files = self.split_valid()
+        files["d_groups.yaml"] = files["a_groups.yaml"]
+        r = self.run_folder(files)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("is defined twice", r.stderr)
+
+    def test_folder_composite_body_line_names_its_file(self):
+        files = self.split_valid()
+        files["c_second.yaml"] += "- signature: double_exp(Tensor self) -> Tensor\n  dtypes: [floating]\n" \
+                                  "  composite: return exp(self) * 2;\n  doc: Twice.\n"
+        r = self.run_folder(files, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "generated", "src", "ops", "double_exp.cpp")) as f:
+            generated = f.read()
+        line = files["c_second.yaml"].split("\n").index("  composite: return exp(self) * 2;") + 1
+        self.assertIn(f'#line {line} "{os.path.join(self.tmp.name, "ops", "c_second.yaml")}"', generated)
 
     def test_every_error_reported_at_once(self):
         text = VALID.replace("[flaot", "[flaot").replace("pointwise: exp(self)", "pointwise: exp(self)\n  pointwize: 1")

@@ -1,6 +1,6 @@
 #ifndef KILN_RUNTIME_INCLUDE_KILN_KILN_H_
 #define KILN_RUNTIME_INCLUDE_KILN_KILN_H_
-// kiln: tensors, autograd and every op of ops.yaml.
+// kiln: tensors, autograd and every op of ops/*.yaml.
 #include "kiln/autograd.h"
 #include "kiln/dtype.h"
 #include "kiln/error.h"

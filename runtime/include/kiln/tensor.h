@@ -1,7 +1,7 @@
 #ifndef KILN_RUNTIME_INCLUDE_KILN_TENSOR_H_
 #define KILN_RUNTIME_INCLUDE_KILN_TENSOR_H_
 // Tensor: a refcounted handle to sizes/strides/offset over a shared Storage.
-// Hand-written core methods live here; every op method is generated from ops.yaml
+// Hand-written core methods live here; every op method is generated from ops/*.yaml
 // and declared inside the class through kiln/gen/tensor_methods.h.
 #include <memory>
 #include <optional>

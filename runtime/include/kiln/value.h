@@ -62,7 +62,7 @@ using Kwargs = std::vector<std::pair<std::string, Value>>;
 
 struct OpSchema {
   std::string name;       // "add.Tensor"
-  std::string signature;  // the ATen schema string from ops.yaml
+  std::string signature;  // the ATen schema string from ops/*.yaml
   std::string doc;
 };
 
@@ -75,7 +75,7 @@ Value call_out(const std::string& name, const TensorList& out, const std::vector
 // The in-place variant of an op by name (the functional op's name, "add"): writes the result
 // into the first argument and returns it.
 Value call_inplace(const std::string& name, const std::vector<Value>& args, const Kwargs& kwargs = {});
-// Every op in ops.yaml with its schema.
+// Every op in ops/*.yaml with its schema.
 const std::vector<OpSchema>& ops();
 
 }  // namespace kiln

@@ -1,6 +1,6 @@
 #ifndef KILN_KERNELS_COMMON_MATH_H_
 #define KILN_KERNELS_COMMON_MATH_H_
-// kiln::math: the scalar functions ops.yaml's `pointwise:` expressions call, written once
+// kiln::math: the scalar functions the registry's `pointwise:` expressions call, written once
 // for host and device (KILN_HOST_DEVICE). Generated functors evaluate their expression with
 // `using namespace kiln::math;` and T the compute type: bool, uint8, int8, int16, int32,
 // int64, float, double, complex<float>, complex<double> (float16/bfloat16 compute as float).

@@ -1,6 +1,6 @@
 #ifndef KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_FORMULAS_H_
 #define KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_FORMULAS_H_
-// Helpers that ops.yaml derivative formulas call besides ops. Each is written only with
+// Helpers that ops/*.yaml derivative formulas call besides ops. Each is written only with
 // differentiable kiln ops, so the gradient of a gradient (create_graph=true) works.
 // Semantics follow PyTorch's torch/csrc/autograd/FunctionsManual.cpp.
 #include <optional>

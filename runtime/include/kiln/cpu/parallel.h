@@ -20,9 +20,9 @@ using cpu::kParallelGrain;
 // Threads worth forking for `work` elements: one per kParallelGrain, at most every thread and
 // at most `items`; 1 inside a parallel region (nested regions would oversubscribe).
 inline int threads_for(int64_t work, int64_t items) {
-  if (omp_in_parallel()) return 1;
   const int64_t want = std::min<int64_t>(work / kParallelGrain, items);
-  return want < 2 ? 1 : int(std::min<int64_t>(want, omp_get_max_threads()));
+  if (want < 2 || omp_in_parallel()) return 1;  // small work first: a tiny op makes no OpenMP call
+  return int(std::min<int64_t>(want, omp_get_max_threads()));
 }
 
 // fn(begin, end) over [0, n) in one contiguous chunk per thread, each chunk a multiple of

@@ -1,6 +1,6 @@
 #ifndef KILN_RUNTIME_INCLUDE_KILN_META_ALONG_DIM_H_
 #define KILN_RUNTIME_INCLUDE_KILN_META_ALONG_DIM_H_
-// The meta step of the along-dim family (`meta: along_dim` in ops.yaml): ops that work along
+// The meta step of the along-dim family (`meta: along_dim` in ops/*.yaml): ops that work along
 // one dim and keep self's shape — scans (cumsum, cumprod, logcumsumexp), softmax and
 // log_softmax. It runs once, before any backend, and decides everything that is not
 // arithmetic: the wrapped dim, the result dtype, the result shape and the [outer, size, inner]
@@ -22,7 +22,7 @@ struct DimSplit {
 // `sizes` split around the (already wrapped) dim.
 DimSplit split_at_dim(IntArrayRef sizes, int64_t dim);
 
-// How the result dtype follows from self's (`result_dtype:` in ops.yaml).
+// How the result dtype follows from self's (`result_dtype:` in ops/*.yaml).
 enum class AlongDimResult {
   Self,        // dtype= when given, else self's (cumsum's reverse of a float, logcumsumexp)
   Accumulate,  // dtype=, else an out= or in-place destination's, else int64 for bool and integers (cumsum, cumprod)

@@ -1,6 +1,6 @@
 #ifndef KILN_RUNTIME_INCLUDE_KILN_META_REDUCTION_H_
 #define KILN_RUNTIME_INCLUDE_KILN_META_REDUCTION_H_
-// The meta step of the reduction family (`meta: reduction` in ops.yaml: sum, mean, prod, amax,
+// The meta step of the reduction family (`meta: reduction` in ops/*.yaml: sum, mean, prod, amax,
 // max.dim, argmax, var, norm, logsumexp, all, any, count_nonzero, nansum, ...). It runs once,
 // before any backend: which dims are reduced, the result's shape and dtype, the dtype the
 // input is read in, and PyTorch's errors (repeated dims, empty reductions without identity).
@@ -14,7 +14,7 @@
 
 namespace kiln::meta {
 
-// How the result dtype follows from self's (`result_dtype:` in ops.yaml).
+// How the result dtype follows from self's (`result_dtype:` in ops/*.yaml).
 enum class ReduceResult {
   Self,        // self's dtype (amax, logsumexp)
   Inexact,     // self's, or dtype= which must be floating or complex (mean, nanmean)
