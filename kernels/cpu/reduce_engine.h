@@ -4,7 +4,8 @@
 //
 // make_reduce_loops takes the iteration layer's geometry (kiln/strided_geometry.h) of the input
 // and the result (size-1 dims dropped, ordered by input stride, contiguous neighbours merged)
-// and splits its dims into kept dims (one per output element) and reduced dims. A Reducer supplies the arithmetic:
+// and splits its dims into kept dims (one per output element) and reduced dims. A Reducer
+// supplies the arithmetic:
 //
 //   using in_t, acc_t;
 //   acc_t init(int64_t out_off) const;                       // identity (may read per-output data)
