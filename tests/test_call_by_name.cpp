@@ -56,3 +56,61 @@ TEST_CASE("ops() lists every op with its schema") {
   CHECK(it->signature == "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   CHECK(!it->doc.empty());
 }
+
+TEST_CASE("call: factories take dtype, layout, device and requires_grad keywords") {
+  Tensor z = call("zeros", {std::vector<int64_t>{2, 3}}, {{"dtype", DType::Float64}}).to_tensor();
+  CHECK(z.dtype() == DType::Float64);
+  CHECK(z.sizes().vec() == std::vector<int64_t>{2, 3});
+  CHECK(z.to_vector<double>() == std::vector<double>(6, 0.0));
+  // by name, as Python spells them
+  Tensor f = call("full", {std::vector<int64_t>{2}, 7}, {{"dtype", "int32"}, {"device", "cpu"}, {"layout", "strided"}})
+                 .to_tensor();
+  CHECK(f.dtype() == DType::Int32);
+  CHECK(f.to_vector<int32_t>() == std::vector<int32_t>{7, 7});
+  // without a dtype, full infers it from the value and arange from its bounds (torch's rules)
+  CHECK(call("full", {std::vector<int64_t>{1}, true}).to_tensor().dtype() == DType::Bool);
+  CHECK(call("arange", {5}).to_tensor().dtype() == DType::Int64);
+  CHECK(call("arange", {0, 1, 0.25}).to_tensor().to_vector<float>() == std::vector<float>{0, 0.25f, 0.5f, 0.75f});
+  Tensor leaf = call("ones", {std::vector<int64_t>{2}}, {{"requires_grad", true}}).to_tensor();
+  CHECK(leaf.requires_grad());
+  CHECK(leaf.is_leaf());
+  // *_like keeps self's dtype unless told otherwise
+  Tensor like = call("zeros_like", {f}).to_tensor();
+  CHECK(like.dtype() == DType::Int32);
+  CHECK(call("ones_like", {f}, {{"dtype", DType::Float32}}).to_tensor().dtype() == DType::Float32);
+  CHECK_THROWS_AS(call("zeros", {std::vector<int64_t>{2}}, {{"device", "gpu"}}), ValueError);
+  CHECK_THROWS_AS(call("zeros", {std::vector<int64_t>{2}}, {{"layout", "banded"}}), ValueError);
+}
+
+TEST_CASE("call: random ops draw from the given generator, reproducibly") {
+  Generator g(42);
+  Tensor a = call("randn", {std::vector<int64_t>{4}}, {{"generator", g}, {"dtype", DType::Float64}}).to_tensor();
+  g.manual_seed(42);
+  Tensor b = call("randn", {std::vector<int64_t>{4}}, {{"generator", g}, {"dtype", DType::Float64}}).to_tensor();
+  CHECK(a.to_vector<double>() == b.to_vector<double>());
+  CHECK(a.dtype() == DType::Float64);
+  Tensor p = call("randperm", {6}).to_tensor();
+  std::vector<int64_t> v = p.to_vector<int64_t>();
+  std::sort(v.begin(), v.end());
+  CHECK(v == std::vector<int64_t>{0, 1, 2, 3, 4, 5});
+  CHECK(p.dtype() == DType::Int64);
+  Tensor t = zeros({3});
+  call("uniform_", {t}, {{"from", 2.0}, {"to", 3.0}});  // writes into t
+  for (float x : t.to_vector<float>()) CHECK((x >= 2 && x < 3));
+  CHECK_THROWS_AS(call("rand", {std::vector<int64_t>{2}}, {{"dtype", DType::Int64}}), DTypeError);
+}
+
+TEST_CASE("dispatch: a sparse layout has no tables yet, and the error says so") {
+  for (auto make : {+[] { return arange(5, TensorOptions(Layout::SparseCoo)); },
+                    +[] { return zeros({2}, TensorOptions(Layout::SparseCsr)); },
+                    +[] { return eye(2, TensorOptions(Layout::SparseCoo)); }}) {
+    try {
+      make();
+      FAIL("a sparse layout was accepted");
+    } catch (const NotImplementedError& e) {
+      CHECK(e.arg() == "layout");
+      CHECK(std::string(e.what()).find("sparse_c") != std::string::npos);
+    }
+  }
+  CHECK(zeros({2}).layout() == Layout::Strided);
+}

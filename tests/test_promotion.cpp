@@ -277,8 +277,11 @@ TEST_CASE("dispatch errors list what exists") {
   CHECK(error_text<DTypeError>([] {
           pointwise::throw_dtype_unsupported("add", kInt16, kCPU, {kFloat32, kFloat64});
         }) == "kiln::add: argument 'self': no CPU kernel for dtype int16; it has: float32, float64");
-  CHECK(error_text<NotImplementedError>([] { throw_missing_kernel("add", Device(DeviceType::CUDA, 0), "cpu"); }) ==
+  CHECK(error_text<NotImplementedError>(
+            [] { throw_missing_kernel("add", Device(DeviceType::CUDA, 0), Layout::Strided, "cpu"); }) ==
         "kiln::add: no cuda kernel (cuda:0); it has kernels for: cpu");
+  CHECK(error_text<NotImplementedError>([] { throw_missing_kernel("add", kCPU, Layout::SparseCoo, "cpu, cuda"); }) ==
+        "kiln::add: argument 'layout': no sparse_coo kernel for cpu; it has kernels for: cpu, cuda");
   CHECK(pointwise::choice_index("gelu", "approximate", "none", {"none", "tanh"}) == 0);
   CHECK(pointwise::choice_index("gelu", "approximate", "tanh", {"none", "tanh"}) == 1);
   CHECK(error_text<ValueError>([] { pointwise::choice_index("gelu", "approximate", "erf", {"none", "tanh"}); }) ==

@@ -41,6 +41,10 @@ def param_type(t: Type):
         return "std::optional<DType>" if t.optional else "DType"
     if b == "str":
         return "std::optional<std::string_view>" if t.optional else "std::string_view"
+    if b in ("Device", "Layout", "MemoryFormat"):
+        return f"std::optional<{b}>" if t.optional else b
+    if b == "Generator":
+        return "Generator*"
     raise ValueError(b)
 
 
@@ -70,7 +74,7 @@ def return_type(sig):
         return "std::tuple<" + ", ".join("Tensor" for _ in sig.returns) + ">"
     if sig.returns[0].type.is_list:
         return "TensorList"
-    return "Tensor"
+    return "Tensor&" if sig.returns[0].type.mutable else "Tensor"
 
 
 def default_value(arg):
@@ -78,7 +82,7 @@ def default_value(arg):
     if d is None:
         return None
     if d == "None":
-        return "Tensor()" if t.base == "Tensor" else "std::nullopt"
+        return {"Tensor": "Tensor()", "Generator": "nullptr"}.get(t.base, "std::nullopt")
     if t.base == "int" and t.is_list:
         if d.startswith("["):
             inner = d.strip("[] ")
@@ -99,16 +103,44 @@ def default_value(arg):
     return d
 
 
-def params(sig, with_defaults=True, skip_first=False, first_override=None):
+# A factory's keyword arguments (PyTorch's dtype, layout, device plus requires_grad) are one
+# `TensorOptions options` parameter in C++, as libtorch's at::zeros(size, options).
+OPTIONS_GROUP = (("dtype", "ScalarType?", "None"), ("layout", "Layout?", "None"), ("device", "Device?", "None"),
+                 ("requires_grad", "bool", "False"))
+
+
+def options_start(sig):
+    """Index of the first argument of the TensorOptions group, or None."""
+    names = [a.name for a in sig.arguments]
+    if "device" not in names:
+        return None
+    start = names.index("dtype") if "dtype" in names else -1
+    got = [(a.name, a.type.schema(), a.default) for a in sig.arguments[start:start + len(OPTIONS_GROUP)]]
+    return start if start >= 0 and got == list(OPTIONS_GROUP) else None
+
+
+def cpp_arguments(sig):
+    """(name, C++ type, C++ default or None) per C++ parameter: schema order, the options group folded."""
+    start = options_start(sig)
     out = []
     for i, a in enumerate(sig.arguments):
+        if start is not None and start < i < start + len(OPTIONS_GROUP):
+            continue
+        if i == start:
+            out.append(("options", "TensorOptions", "{}"))
+        else:
+            out.append((a.name, param_type(a.type), default_value(a)))
+    return out
+
+
+def params(sig, with_defaults=True, skip_first=False, first_override=None):
+    out = []
+    for i, (name, ty, dv) in enumerate(cpp_arguments(sig)):
         if skip_first and i == 0:
             continue
-        ty = param_type(a.type)
         if i == 0 and first_override:
             ty = first_override
-        text = f"{ty} {a.name}"
-        dv = default_value(a)
+        text = f"{ty} {name}"
         if with_defaults and dv is not None:
             text += f" = {dv}"
         out.append(text)
@@ -116,7 +148,7 @@ def params(sig, with_defaults=True, skip_first=False, first_override=None):
 
 
 def arg_names(sig, skip_first=False):
-    return ", ".join(a.name for i, a in enumerate(sig.arguments) if not (skip_first and i == 0))
+    return ", ".join(name for i, (name, _, _) in enumerate(cpp_arguments(sig)) if not (skip_first and i == 0))
 
 
 def cpp_string(text):

@@ -9,6 +9,7 @@ from typing import Dict, List, Optional
 
 from . import formulas
 from . import composite_check
+from .cpp import OPTIONS_GROUP, options_start
 from .errors import ErrorList, RegistryError
 from .signature import Signature, SignatureError, parse_signature
 
@@ -19,7 +20,7 @@ FLOATING = {"float16", "bfloat16", "float32", "float64"}
 COMPLEX = {"complex64", "complex128"}
 BACKENDS = ["cpu", "cuda"]
 FAMILIES = ["pointwise", "activation", "comparison", "logical", "bitwise", "reduction", "linalg",
-            "view", "shape", "nn", "loss"]
+            "view", "shape", "nn", "loss", "factory", "random"]
 PROMOTIONS = ["default", "int_to_float", "bool_result", "complex_to_real", "self"]
 KINDS = ["pointwise", "kernel", "composite"]
 VARIANTS = ["function", "method", "inplace", "out"]
@@ -27,8 +28,11 @@ OP_KEYS = {
     "signature", "family", "dtypes", "cuda_dtypes", "backends", "pointwise", "kernel", "native", "composite",
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
-    "result_dtype", "identity", "zero_dim", "differentiable",
+    "result_dtype", "identity", "zero_dim", "differentiable", "compare",
 }
+# What the generated forward test compares with PyTorch's result: the values, or only sizes,
+# dtype and device (uninitialized results such as empty's, and draws from kiln's generator).
+COMPARES = ["values", "metadata"]
 TOP_KEYS = {"dtype_groups", "ops"}
 # Meta families of structured kernel ops (`kernel:` + `meta:`): the shared, device-independent
 # step in runtime/include/kiln/meta/<family>.h, the plan it returns (kiln::meta::<plan>), the
@@ -48,6 +52,11 @@ META_FAMILIES = {
     "mm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
     "addmm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
     "bmm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
+    # factories: the meta step takes the op's arguments and its TensorOptions and resolves the
+    # result's sizes and dtype; the kernel fills the new tensor on the options' device
+    "arange": dict(custom=True, factory=True, plan="RangePlan", dense_inputs=False, inplace=False, results=["self"]),
+    "linspace": dict(custom=True, factory=True, plan="LinspacePlan", dense_inputs=False, inplace=False, results=["self"]),
+    "eye": dict(custom=True, factory=True, plan="EyePlan", dense_inputs=False, inplace=False, results=["self"]),
 }
 OPERATORS = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^", "<<", ">>", "~"}
 DEFAULT_DOMAIN = [-2.0, 2.0]
@@ -83,6 +92,7 @@ class Op:
     meta: Optional[str] = None     # kernel ops: the meta family of a structured kernel
     result_dtype: str = "self"     # structured ops: how the result dtype follows from self's
     identity: bool = True          # reductions: false when reducing nothing is an error (max, argmax)
+    compare: str = "values"        # what the forward test compares with PyTorch (COMPARES)
 
     @property
     def is_function(self):
@@ -92,6 +102,16 @@ class Op:
     @property
     def structured(self):
         return self.kind == "kernel" and self.meta is not None
+
+    @property
+    def is_factory(self):
+        """Takes PyTorch's factory keywords (dtype, layout, device, requires_grad)."""
+        return options_start(self.sig) is not None
+
+    @property
+    def is_random(self):
+        """Draws from a generator: the tests reseed before each call."""
+        return self.family == "random" or any(a.type.base == "Generator" for a in self.sig.arguments)
 
     def backend_dtypes(self, backend):
         """The dtypes `backend` has a kernel for: none when it is not listed in `backends`."""
@@ -183,6 +203,8 @@ def _load_groups(raw, errors):
 
 
 def _default_variants(kind, sig, meta=None):
+    if options_start(sig) is not None:
+        return ["function"]  # factories, as torch.zeros / torch.zeros_like
     first = sig.arguments[0] if sig.arguments else None
     method_ok = first is not None and first.name == "self" and first.type.is_tensor
     variants = ["function"] + (["method"] if method_ok else [])
@@ -237,6 +259,20 @@ def _check_meta(op, raw, errors):
     if returns != ["Tensor"] and not (len(returns) == 2 and returns == ["Tensor", "Tensor"] and all(r.name for r in op.sig.returns)):
         errors.append(RegistryError(where, f"{op.full_name}: a structured op returns Tensor or two named Tensors "
                                     "(an int64 one when named indices: (Tensor values, Tensor indices))"))
+
+
+def _check_options_group(sig, line, errors):
+    """Device and Layout come only as PyTorch's factory keywords, which C++ folds into TensorOptions."""
+    group = "*, " + ", ".join(f"{t} {n}={d}" for n, t, d in OPTIONS_GROUP)
+    uses = [a.name for a in sig.arguments if a.type.base in ("Device", "Layout") or a.name in ("device", "layout")]
+    if not uses:
+        return
+    start = options_start(sig)
+    if start is None:
+        errors.append(RegistryError(line, f"{sig.full_name}: '{uses[0]}' belongs to the factory keywords, which come together "
+                                    "and in this order", f"write {group}"))
+    elif not sig.arguments[start].kwarg_only:
+        errors.append(RegistryError(line, f"{sig.full_name}: the factory keywords are keyword-only", f"write {group}"))
 
 
 def _default_samples(op):
@@ -331,6 +367,7 @@ def _parse_op(raw, groups, ctx, errors):
                                     "ATen schema grammar, e.g. add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"))
         return None
     n_before = len(errors)
+    _check_options_group(sig, raw.line_of("signature"), errors)
     if "native" in raw:
         errors.append(RegistryError(raw.line_of("native"), f"{sig.full_name}: 'native' is retired",
                                     "write composite: <function>, defined in runtime/src/composite/ (namespace kiln::composite)"))
@@ -479,7 +516,9 @@ def _parse_op(raw, groups, ctx, errors):
     for v in op.variants:
         if v not in VARIANTS:
             errors.append(RegistryError(raw.line_of("variants"), f"unknown variant '{v}'", f"variants: {', '.join(VARIANTS)}"))
-        if v in ("inplace", "out") and kind != "pointwise" and not op.structured:
+        if v in ("inplace", "out") and op.is_factory:
+            errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: a factory has no '{v}' variant"))
+        elif v in ("inplace", "out") and kind != "pointwise" and not op.structured:
             errors.append(RegistryError(raw.line_of("variants"), f"'{v}' variants are generated for pointwise and structured kernel ops only"))
         if v == "inplace" and op.structured and not _inplace_legal(op.meta, sig):
             errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: no in-place variant: its result is not one tensor of self's shape"))
@@ -494,6 +533,13 @@ def _parse_op(raw, groups, ctx, errors):
             errors.append(RegistryError(raw.line_of("operator"), f"operator '{o}' does not fit {sig.full_name}'s {n_tensors} Tensor argument(s)"))
     op.domain = _check_domain(op, raw.get("domain"), raw.line_of("domain") if "domain" in raw else line, errors)
     op.torch = raw.get("torch")
+    op.compare = str(raw.get("compare", "values"))
+    if op.compare not in COMPARES:
+        errors.append(RegistryError(raw.line_of("compare"), f"unknown compare '{op.compare}'", f"compare: {', '.join(COMPARES)}"))
+    elif op.is_random and op.compare != "metadata":
+        errors.append(RegistryError(raw.line_of("compare") if "compare" in raw else line,
+                                    f"{sig.full_name}: a random op's values cannot match PyTorch's generator",
+                                    "add compare: metadata (sizes, dtype and device are compared; reseeding makes the variants comparable)"))
     op.special_values = bool(raw.get("special_values", False))
     if len(errors) > n_before:
         return None

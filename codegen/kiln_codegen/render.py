@@ -75,8 +75,8 @@ def str_args(sig):
 def is_grad_tested(op):
     """Ops whose gradients the generated tests check: those with formulas, and compositions
     (composite without formulas) of differentiable parts unless `differentiable: false`."""
-    if "float64" not in op.dtypes:
-        return False
+    if "float64" not in op.dtypes or op.is_factory or op.is_random:
+        return False  # a factory's or a draw's values do not depend on its inputs' values
     if op.derivatives:
         return True
     return op.kind == "composite" and bool(differentiable_inputs(op))
@@ -148,6 +148,7 @@ def render(registry, out_dir, sources=None):
     w = Writer(out_dir)
     inc = "include/kiln/gen"
     w.write(f"{inc}/ops.h", env.get_template("ops.h.j2").render(ops=views))
+    w.write(f"{inc}/factories.h", env.get_template("factories.h.j2").render(ops=views))
     w.write(f"{inc}/tensor_methods.h", env.get_template("tensor_methods.h.j2").render(ops=views))
     w.write(f"{inc}/tensor_methods_inl.h", env.get_template("tensor_methods_inl.h.j2").render(ops=views, operators=_operators(views)))
     w.write(f"{inc}/backend_table.h", env.get_template("backend_table.h.j2").render(ops=views))
@@ -238,6 +239,7 @@ def samples_doc(registry):
         ops.append({"name": op.full_name, "signature": op.full_name + str_args(op.sig), "torch": torch_call,
                     "dtypes": op.dtypes, "differentiable_inputs": differentiable_inputs(op) if is_grad_tested(op) else [],
                     "gradgrad": op.gradgrad, "special_values": op.special_values, "variants": op.variants,
+                    "factory": op.is_factory, "random": op.is_random, "compare": op.compare,
                     "args": [_arg_json(a) for a in op.sig.arguments], "samples": normalized_samples(op)})
     return {"ops": ops}
 

@@ -3,7 +3,10 @@ import re
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-BASE_TYPES = {"Tensor", "int", "float", "bool", "Scalar", "ScalarType", "str"}
+BASE_TYPES = {"Tensor", "int", "float", "bool", "Scalar", "ScalarType", "str", "Device", "Layout", "MemoryFormat",
+              "Generator"}
+# Types whose only default is None: there is no literal for them in a schema.
+NONE_DEFAULT_ONLY = {"ScalarType", "Tensor", "Device", "Layout", "MemoryFormat", "Generator"}
 
 
 class SignatureError(ValueError):
@@ -72,7 +75,7 @@ class Signature:
         return f"{self.name}.{self.overload}" if self.overload else self.name
 
 
-_TYPE_RE = re.compile(r"^(Tensor|int|float|bool|Scalar|ScalarType|str)(\((\w+!?)\))?(\[(\d*)\])?(\?)?$")
+_TYPE_RE = re.compile(r"^(Tensor|int|float|bool|Scalar|ScalarType|str|Device|Layout|MemoryFormat|Generator)(\((\w+!?)\))?(\[(\d*)\])?(\?)?$")
 _NAME_RE = re.compile(r"^[A-Za-z_]\w*$")
 
 
@@ -84,6 +87,10 @@ def parse_type(text):
     base, _, alias, lst, size, opt = m.groups()
     if alias and base != "Tensor":
         raise SignatureError(f"only Tensor takes an alias annotation, got '{text.strip()}'")
+    if base == "Generator" and not opt:
+        raise SignatureError(f"a Generator argument is optional (Generator?): without one the default generator is used")
+    if lst is not None and base not in ("Tensor", "int"):
+        raise SignatureError(f"only Tensor[] and int[] lists are supported, got '{text.strip()}'")
     return Type(base=base, optional=bool(opt), is_list=lst is not None,
                 list_size=int(size) if size else None, alias=alias)
 
@@ -126,9 +133,7 @@ def _check_default(arg):
         ok = bool(re.match(r"^-?(\d+\.?\d*([eE]-?\d+)?)$", d)) or d in ("True", "False")
     elif t.base == "str":
         ok = bool(re.match(r"^'[^']*'$", d))
-    elif t.base == "ScalarType":
-        ok = False
-    elif t.base == "Tensor":
+    elif t.base in NONE_DEFAULT_ONLY:
         ok = False
     if not ok:
         raise SignatureError(f"default '{d}' does not fit argument '{arg.name}' of type {t.schema()}")

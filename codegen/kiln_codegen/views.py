@@ -61,16 +61,35 @@ class OpView:
         self._pointwise()
         self._structured()
         self.out_names = [r["name"] for r in self.results] if op.structured else ["out"]
+        # a mutating op (uniform_: Tensor(a!) self -> Tensor(a!)) is a non-const method
+        self.method_const = "" if (first is not None and first.type.mutable) else " const"
+
+    @property
+    def options_group(self):
+        """The op takes PyTorch's factory keywords, folded into `TensorOptions options`."""
+        return cpp.options_start(self.sig) is not None
 
     # ---- dispatch facts ----
     @property
     def device_expr(self):
+        if self.options_group:
+            return "options.device"
         for a in self.sig.arguments:
             if a.type.is_tensor and not a.type.optional:
                 return f"{a.name}.device()"
             if a.type.is_tensor_list:
                 return f"support::list_device(\"{self.full}\", \"{a.name}\", {a.name})"
         return "kCPU"
+
+    @property
+    def layout_expr(self):
+        """The layout dispatch uses: the first Tensor's, a factory's options' (tensor lists are strided)."""
+        if self.options_group:
+            return "options.layout"
+        for a in self.sig.arguments:
+            if a.type.is_tensor and not a.type.optional:
+                return f"{a.name}.layout()"
+        return "Layout::Strided"
 
     @property
     def dtype_checks(self):
@@ -83,6 +102,8 @@ class OpView:
                 if a.name in self.op.zero_dim:
                     out.append(f'support::check_zero_dim("{self.name}", "{a.name}", {a.name});')
             return out
+        if self.options_group and not self.op.structured:  # a structured factory checks the dtype it resolves
+            return [f'support::check_options_dtype("{self.full}", options, kDTypes);']
         for a in self.sig.arguments:
             if a.type.is_tensor and not a.type.optional:
                 out.append(f'support::check_dtype("{self.full}", "{a.name}", {a.name}, kDTypes);')
@@ -271,6 +292,8 @@ class OpView:
         # arguments the meta step does not consume go to the kernel as they are (var's correction)
         consumed = {} if fam.get("custom") else fam["args"]
         extra = [a for a in op.sig.arguments if a.name not in consumed and not a.type.is_tensor]
+        if fam.get("factory"):
+            extra = []  # the plan carries every argument a factory kernel needs
         self.kernel_extra = [a.name for a in extra]
         n = len(self.results)
         self.kernel_param_types = ", ".join([f"const {self.plan_type}&"] + ["const Tensor&"] * (n + len(self.kernel_inputs))
@@ -285,8 +308,24 @@ class OpView:
     def registry_conversions(self):
         lines = []
         names = []
+        start = cpp.options_start(self.sig)
         for i, a in enumerate(self.sig.arguments):
             t = a.type
+            if start is not None and start <= i < start + len(cpp.OPTIONS_GROUP):
+                if i == start:
+                    d, l, dev, rg = (f"a[{start + k}]" for k in range(4))
+                    op = self.full
+                    lines.append("TensorOptions options;")
+                    lines.append(f'if ({d} && !{d}->is_none()) options = options.with_dtype({d}->to_dtype("{op}", "dtype"));')
+                    lines.append(f'if ({l} && !{l}->is_none()) options.layout = {l}->to_layout("{op}", "layout");')
+                    lines.append(f'if ({dev} && !{dev}->is_none()) options = options.with_device({dev}->to_device("{op}", "device"));')
+                    lines.append(f'if ({rg}) options.requires_grad = {rg}->to_bool("{op}", "requires_grad");')
+                    names.append("options")
+                continue
+            if t.base == "Generator":
+                lines.append(f'Generator* {a.name} = (a[{i}] && !a[{i}]->is_none()) ? a[{i}]->to_generator("{self.full}", "{a.name}") : nullptr;')
+                names.append(a.name)
+                continue
             src = f"a[{i}]"
             dv = cpp.default_value(a)
             op, an = self.full, a.name
@@ -299,6 +338,8 @@ class OpView:
                     lines.append(f'const TensorList& {an} = {src}->to_tensor_list("{op}", "{an}");')
                 elif t.optional:
                     lines.append(f'const Tensor {an} = ({src} && !{src}->is_none()) ? {src}->to_tensor("{op}", "{an}") : Tensor();')
+                elif t.mutable:  # the op writes into it: a handle to the same tensor
+                    lines.append(f'Tensor {an} = {src}->to_tensor("{op}", "{an}");')
                 else:
                     lines.append(f'const Tensor& {an} = {src}->to_tensor("{op}", "{an}");')
             elif t.base == "int" and t.is_list:
@@ -313,9 +354,10 @@ class OpView:
                     lines.append(f"IntArrayRef {an}({an}_v);")
             elif t.optional:
                 inner = {"int": "to_int", "float": "to_double", "bool": "to_bool", "Scalar": "to_scalar",
-                         "ScalarType": "to_dtype", "str": "to_string"}[t.base]
+                         "ScalarType": "to_dtype", "str": "to_string", "Device": "to_device", "Layout": "to_layout",
+                         "MemoryFormat": "to_memory_format"}[t.base]
                 vt = {"int": "int64_t", "float": "double", "bool": "bool", "Scalar": "Scalar", "ScalarType": "DType",
-                      "str": "std::string"}[t.base]
+                      "str": "std::string", "Device": "Device", "Layout": "Layout", "MemoryFormat": "MemoryFormat"}[t.base]
                 lines.append(f"std::optional<{vt}> {an}_o;")
                 lines.append(f'if ({src} && !{src}->is_none()) {an}_o = {src}->{inner}("{op}", "{an}");')
                 if dv and dv != "std::nullopt":

@@ -41,6 +41,10 @@ const char* Value::kind_name() const {
     case Kind::IntList: return "int[]";
     case Kind::TensorList: return "Tensor[]";
     case Kind::Tuple: return "tuple";
+    case Kind::Device: return "Device";
+    case Kind::Layout: return "Layout";
+    case Kind::MemoryFormat: return "MemoryFormat";
+    case Kind::Generator: return "Generator";
   }
   return "unknown";
 }
@@ -106,6 +110,34 @@ const std::vector<Value>& Value::to_tuple(const char* op, const char* arg) const
   return std::get<std::shared_ptr<TupleBox>>(v_)->items;
 }
 
+Device Value::to_device(const char* op, const char* arg) const {
+  if (kind() == Kind::Device) return std::get<Device>(v_);
+  if (kind() != Kind::String) mismatch(*this, "Device", op, arg);
+  try {
+    return Device::parse(std::get<std::string>(v_));
+  } catch (const ValueError&) {
+    KILN_FAIL(ValueError, op, arg, "expected a device like 'cpu', 'cuda' or 'cuda:1', got '", std::get<std::string>(v_),
+              "'");
+  }
+}
+
+Layout Value::to_layout(const char* op, const char* arg) const {
+  if (kind() == Kind::Layout) return std::get<Layout>(v_);
+  if (kind() != Kind::String) mismatch(*this, "Layout", op, arg);
+  return parse_layout(std::get<std::string>(v_), op, arg);
+}
+
+MemoryFormat Value::to_memory_format(const char* op, const char* arg) const {
+  if (kind() == Kind::MemoryFormat) return std::get<MemoryFormat>(v_);
+  if (kind() != Kind::String) mismatch(*this, "MemoryFormat", op, arg);
+  return parse_memory_format(std::get<std::string>(v_), op, arg);
+}
+
+Generator* Value::to_generator(const char* op, const char* arg) const {
+  if (kind() != Kind::Generator) mismatch(*this, "Generator", op, arg);
+  return std::get<Generator*>(v_);
+}
+
 // Python's repr of the value (tensors as they print).
 std::string Value::str() const {
   switch (kind()) {
@@ -130,6 +162,11 @@ std::string Value::str() const {
       for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i].str();
       return s + (items.size() == 1 ? ",)" : ")");
     }
+    case Kind::Device: return "device(type='" + std::string(device_type_name(std::get<Device>(v_).type)) + "', index=" +
+                              std::to_string(int(std::get<Device>(v_).index)) + ")";
+    case Kind::Layout: return std::string("torch.") + layout_name(std::get<Layout>(v_));
+    case Kind::MemoryFormat: return std::string("torch.") + memory_format_name(std::get<MemoryFormat>(v_));
+    case Kind::Generator: return "<torch._C.Generator>";
   }
   return "?";
 }

@@ -91,6 +91,37 @@ class RegistryErrors(unittest.TestCase):
         r2 = self.run_gen(VALID, check=False)
         self.assertIn("0 of", r2.stdout)
 
+    FACTORY = """\
+- signature: zeros(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool requires_grad=False) -> Tensor
+  family: factory
+  dtypes: [floating]
+  composite: expand
+  samples:
+    - {size: [2]}
+  doc: Zeros.
+"""
+
+    def test_factory_keywords_become_tensor_options(self):
+        r = self.run_gen(VALID + self.FACTORY, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "generated", "include", "kiln", "gen", "factories.h")) as f:
+            self.assertIn("Tensor zeros(IntArrayRef size, TensorOptions options = {});", f.read())
+        with open(os.path.join(self.tmp.name, "generated", "src", "registry.cpp")) as f:
+            text = f.read()
+        self.assertIn('options = options.with_device(a[3]->to_device("zeros", "device"));', text)
+
+    def test_factory_keywords_come_together(self):
+        broken = self.FACTORY.replace("Layout? layout=None, ", "")
+        self.assertError(VALID + broken, 35, "'device' belongs to the factory keywords")
+
+    def test_generator_must_be_optional(self):
+        self.assertError(VALID.replace("exp(Tensor self)", "exp(Tensor self, *, Generator generator)"), 4,
+                         "a Generator argument is optional")
+
+    def test_random_op_compares_metadata(self):
+        random = self.FACTORY.replace("family: factory", "family: random")
+        self.assertError(VALID + random, 35, "a random op's values cannot match PyTorch's generator")
+
     def test_unknown_key(self):
         self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  pointwize: 1"), 7,
                          "unknown key 'pointwize'")

@@ -41,7 +41,7 @@ std::optional<json> load_reference(const std::string& op) {
   return json::parse(in);
 }
 
-std::map<std::string, Value> reference_args(const OpInfo& op, const json& args, Device device) {
+std::map<std::string, Value> reference_args(const OpInfo& op, const json& args, DType dtype, Device device) {
   std::map<std::string, Value> named;
   for (const auto& [name, v] : args.items()) {
     const ArgInfo* a = op.arg(name);
@@ -56,11 +56,13 @@ std::map<std::string, Value> reference_args(const OpInfo& op, const json& args, 
       named[name] = plain_value(*a, v);
     }
   }
+  add_factory_options(op, named, dtype, device);
   return named;
 }
 
-// Empty when kiln's result matches the stored one.
-std::string compare_result(const Value& result, const json& want) {
+// Empty when kiln's result matches the stored one (its values too unless the op's are
+// unspecified or random), on the device under test.
+std::string compare_result(const OpInfo& op, const Value& result, const json& want, Device device) {
   std::vector<Tensor> got = flatten_result(result);
   std::vector<const json*> expected;
   if (want.is_array()) {
@@ -71,24 +73,25 @@ std::string compare_result(const Value& result, const json& want) {
   if (got.size() != expected.size())
     return "returned " + std::to_string(got.size()) + " tensors, expected " + std::to_string(expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    std::string d = compare_with_json(got[i], *expected[i]);
+    if (got[i].device() != device) return "result on " + got[i].device().str() + ", expected " + device.str();
+    std::string d = op.compare_values ? compare_with_json(got[i], *expected[i]) : compare_metadata_with_json(got[i], *expected[i]);
     if (!d.empty()) return expected.size() > 1 ? "output " + std::to_string(i) + ": " + d : d;
   }
   return "";
 }
 
-void check_case(const OpInfo& op, const json& c, Device device, Cell& cell) {
+void check_case(const OpInfo& op, const json& c, DType dtype, Device device, Cell& cell) {
   std::string where = "sample " + std::to_string(c.value("sample", 0)) + ": ";
   bool torch_failed = c.contains("error") && !c["error"].is_null();
   try {
-    Value result = call_op(op, reference_args(op, c.at("args"), device));
+    Value result = call_op(op, reference_args(op, c.at("args"), dtype, device));
     if (torch_failed) {
       cell.unverified(where + "PyTorch raised: " + c["error"].get<std::string>());
       return;
     }
-    std::string d = compare_result(result, c.at("result"));
+    std::string d = compare_result(op, result, c.at("result"), device);
     // 16-bit dtypes: PyTorch's rounding of intermediates, or float32 math rounded once.
-    if (!d.empty() && c.contains("alt_result") && compare_result(result, c["alt_result"]).empty()) d.clear();
+    if (!d.empty() && c.contains("alt_result") && compare_result(op, result, c["alt_result"], device).empty()) d.clear();
     if (!d.empty()) cell.fail(where + d);
   } catch (const kiln::Error& e) {
     // Both refuse: nothing to compare. kiln alone refusing a declared dtype is a failure.
@@ -114,6 +117,9 @@ void check_without_reference(const OpInfo& op, DType dtype, Device device, const
 
 bool sample_uses_dtype_under_test(const OpInfo& op) {
   if (op.samples.empty()) return false;
+  std::map<std::string, Value> factory_options;
+  add_factory_options(op, factory_options, DType::Float32, kCPU);
+  if (!factory_options.empty() && !op.samples[0].contains("dtype")) return true;  // passed as its dtype keyword
   for (const auto& [name, spec] : op.samples[0].items()) {
     const ArgInfo* a = op.arg(name);
     if (a && (a->is_tensor() || a->is_tensor_list()) && spec.is_object() && !spec.value("bool", false) &&
@@ -167,7 +173,7 @@ void check_forward(const OpTestSpec& spec) {
     } else if (cases.empty()) {
       check_without_reference(*op, d, device, std::string("the reference has no ") + dtype_name(d) + " cases (tools/kiln refs)", cell);
     } else {
-      for (const json* c : cases) check_case(*op, *c, device, cell);
+      for (const json* c : cases) check_case(*op, *c, d, device, cell);
     }
     record_cell(op_name, spec.backend, dtype_name(d), "forward", cell.status, cell.detail);
     if (cell.status == CellStatus::Fail)

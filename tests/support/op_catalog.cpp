@@ -2,6 +2,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <unordered_map>
+#include "kiln/random.h"
 
 namespace kiln::testing {
 
@@ -34,6 +35,9 @@ std::unordered_map<std::string, OpInfo> load_catalog() {
     info.differentiable_inputs = o.value("differentiable_inputs", std::vector<std::string>{});
     info.gradgrad = o.value("gradgrad", true);
     info.variants = o.value("variants", std::vector<std::string>{});
+    info.factory = o.value("factory", false);
+    info.random = o.value("random", false);
+    info.compare_values = o.value("compare", std::string("values")) == "values";
     for (const json& a : o.at("args")) {
       ArgInfo arg;
       arg.name = a.at("name").get<std::string>();
@@ -79,6 +83,9 @@ Value plain_value(const ArgInfo& arg, const json& v) {
     if (!d) throw std::runtime_error("argument '" + arg.name + "': unknown dtype " + v.dump());
     return Value(*d);
   }
+  // devices, layouts and memory formats by name ("cuda:0", "strided", "channels_last")
+  if (starts_with(t, "Device") || starts_with(t, "Layout") || starts_with(t, "MemoryFormat"))
+    return Value(v.get<std::string>());
   if (starts_with(t, "Scalar")) {
     if (v.is_boolean()) return Value(v.get<bool>());
     if (v.is_number_integer()) return Value(v.get<int64_t>());
@@ -88,7 +95,20 @@ Value plain_value(const ArgInfo& arg, const json& v) {
   throw std::runtime_error("argument '" + arg.name + "': cannot read " + v.dump() + " as " + t);
 }
 
+void add_factory_options(const OpInfo& op, std::map<std::string, Value>& named, DType dtype, Device device) {
+  if (!op.factory) return;
+  for (const ArgInfo& a : op.args)
+    if (a.is_tensor() || a.is_tensor_list()) return;  // *_like: self decides, as the caller would leave it
+  named.emplace("dtype", Value(dtype));
+  named.emplace("device", Value(device));
+}
+
+namespace {
+constexpr uint64_t kTestSeed = 20261125;  // any fixed seed: results are compared with each other
+}  // namespace
+
 Value call_op(const OpInfo& op, const std::map<std::string, Value>& named, Variant variant, const TensorList& out) {
+  if (op.random) manual_seed(kTestSeed);
   for (const auto& [name, value] : named)
     if (!op.arg(name)) throw std::runtime_error("sample argument '" + name + "' is not in the schema of " + op.name);
   // Positional arguments run up to the last one the sample gives.

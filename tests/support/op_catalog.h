@@ -24,6 +24,9 @@ struct OpInfo {
   std::string name, signature;
   std::vector<std::string> dtypes, differentiable_inputs;
   bool gradgrad = true;
+  bool factory = false;              // takes dtype/layout/device/requires_grad keywords
+  bool random = false;               // draws from the generator: every call is reseeded
+  bool compare_values = true;        // false: sizes, dtype and device only (empty, random ops)
   std::vector<std::string> variants;  // "function", "method", "inplace", "out"
   bool has_variant(const std::string& v) const;
   std::vector<ArgInfo> args;
@@ -38,9 +41,13 @@ std::string source_path(const std::string& relative);  // KILN_SOURCE_DIR + "/" 
 // A non-tensor argument from its JSON value (numbers keep int vs float, dtype names become DType).
 Value plain_value(const ArgInfo& arg, const json& v);
 enum class Variant { Function, Out, Inplace };
+// A factory without tensor inputs (zeros, arange, rand) makes the dtype and device under test
+// when asked: they are added as its dtype and device keywords unless the sample names them.
+void add_factory_options(const OpInfo& op, std::map<std::string, Value>& named, DType dtype, Device device);
 // Calls `op` (or its out= variant, writing into `out`, or its in-place one) with named values:
 // positional arguments in schema order up to the last one given (gaps take their defaults),
-// keyword-only ones as kwargs.
+// keyword-only ones as kwargs. A random op's default generator is reseeded first, so one sample
+// gives one result whatever the variant or input layout.
 Value call_op(const OpInfo& op, const std::map<std::string, Value>& named, Variant variant = Variant::Function,
               const TensorList& out = {});
 // Every tensor of a result (Tensor, tuple or list), in order.

@@ -83,6 +83,7 @@ std::map<std::string, Value> sample_args(const OpInfo& op, size_t index, DType d
       named[name] = plain_value(*arg, spec);
     }
   }
+  add_factory_options(op, named, dtype, device);
   return named;
 }
 

@@ -109,13 +109,20 @@ Tolerance tolerance_for(DType dtype) {
   }
 }
 
-std::string compare_with_json(const Tensor& actual, const json& expected) {
+std::string compare_metadata_with_json(const Tensor& actual, const json& expected) {
   DType want = dtype_named(expected);
   if (actual.dtype() != want)
     return std::string("dtype ") + dtype_name(actual.dtype()) + ", expected " + dtype_name(want);
   std::vector<int64_t> shape = expected.at("shape").get<std::vector<int64_t>>();
   if (!actual.sizes().equals(shape))
     return "shape " + actual.shape_str() + ", expected " + shape_str(shape);
+  return "";
+}
+
+std::string compare_with_json(const Tensor& actual, const json& expected) {
+  std::string metadata = compare_metadata_with_json(actual, expected);
+  if (!metadata.empty()) return metadata;
+  DType want = dtype_named(expected);
   const json& data = expected.at("data");
   if (int64_t(data.size()) != actual.numel()) return "reference holds " + std::to_string(data.size()) + " values";
   Tolerance tol = tolerance_for(want);

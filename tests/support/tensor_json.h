@@ -23,6 +23,8 @@ Tolerance tolerance_for(DType dtype);
 // Empty when `actual` has the expected dtype, shape and values (within the dtype's tolerance,
 // NaN equal to NaN); otherwise what differs first.
 std::string compare_with_json(const Tensor& actual, const nlohmann::json& expected);
+// The same for dtype and shape only (uninitialized results, draws from kiln's generator).
+std::string compare_metadata_with_json(const Tensor& actual, const nlohmann::json& expected);
 
 }  // namespace kiln::testing
 #endif  // KILN_TESTS_SUPPORT_TENSOR_JSON_H_

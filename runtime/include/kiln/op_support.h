@@ -17,6 +17,9 @@ namespace kiln::support {
 
 // DTypeError unless t's dtype is in `mask` (bit i = DType i); the message lists the dtypes.
 void check_dtype(const char* op, const char* arg, const Tensor& t, uint16_t mask);
+void check_dtype(const char* op, const char* arg, DType dtype, uint16_t mask);
+// A factory's requested dtype, when the caller gave one (else the factory's own rule picks it).
+void check_options_dtype(const char* op, const TensorOptions& options, uint16_t mask);
 // ValueError unless t is 0-d (the "value tensor" overloads: masked_fill.Tensor, ...).
 void check_zero_dim(const char* op, const char* arg, const Tensor& t);
 struct NamedTensor {

@@ -1,7 +1,8 @@
 #ifndef KILN_RUNTIME_INCLUDE_KILN_RANDOM_H_
 #define KILN_RUNTIME_INCLUDE_KILN_RANDOM_H_
-// Random numbers: a counter-based generator (Philox4x32-10, see kiln/philox.h) and the
-// random creation and fill ops.
+// Random numbers: a counter-based generator (Philox4x32-10, see kiln/philox.h). The random
+// ops that draw from it (rand, randn, randint, randperm, bernoulli, normal, uniform_, normal_,
+// ...) are in ops/random.yaml; their declarations come with this header.
 //
 // A Generator is (seed, offset): `offset` counts the 32-bit values consumed so far and is a
 // multiple of 4. A request reserves its values under a mutex, then generates them in
@@ -13,6 +14,7 @@
 // parts as 2n reals.
 #include <cstdint>
 #include <mutex>
+#include "kiln/gen/ops.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -47,21 +49,6 @@ class Generator {
 
 Generator& default_generator();
 void manual_seed(uint64_t seed);  // seeds the default generator
-
-// Uniform on [0, 1) / standard normal, floating or complex dtypes.
-Tensor rand(IntArrayRef sizes, TensorOptions opts = {}, Generator* gen = nullptr);
-Tensor randn(IntArrayRef sizes, TensorOptions opts = {}, Generator* gen = nullptr);
-// Integers uniform on [low, high); any real dtype that holds low and high - 1.
-Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions opts = TensorOptions(DType::Int64),
-               Generator* gen = nullptr);
-// A random permutation of 0 .. n-1 (integer or floating dtype).
-Tensor randperm(int64_t n, TensorOptions opts = TensorOptions(DType::Int64), Generator* gen = nullptr);
-// 1 with probability p (elementwise, p in [0, 1]), in p's floating dtype and device.
-Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
-
-// In-place fills of floating or complex tensors, in the tensor's logical (row-major) order.
-Tensor& uniform_(Tensor& self, double from = 0, double to = 1, Generator* gen = nullptr);
-Tensor& normal_(Tensor& self, double mean = 0, double std = 1, Generator* gen = nullptr);
 
 }  // namespace kiln
 #endif  // KILN_RUNTIME_INCLUDE_KILN_RANDOM_H_

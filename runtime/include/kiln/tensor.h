@@ -14,12 +14,14 @@
 #include "kiln/dtype.h"
 #include "kiln/error.h"
 #include "kiln/intrusive_ptr.h"
+#include "kiln/layout.h"
 #include "kiln/scalar.h"
 #include "kiln/storage.h"
 
 namespace kiln {
 
 class Tensor;
+class Generator;  // kiln/random.h
 class Node;
 using NodeRef = Ref<Node>;
 struct AutogradMeta;
@@ -38,6 +40,7 @@ class TensorImpl : public RefCounted {
   int64_t offset() const { return offset_; }
   int64_t numel() const { return numel_; }
   bool is_contiguous() const { return contiguous_; }
+  Layout layout() const { return Layout::Strided; }  // sparse tensors are not built yet
   void* data() const { return static_cast<char*>(storage_->data()) + offset_ * int64_t(element_size(dtype_)); }
   // Re-describe this impl in place (used by in-place resize of out= arguments and set_).
   void set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t offset);
@@ -63,16 +66,24 @@ class TensorImpl : public RefCounted {
   std::unique_ptr<AutogradMeta> autograd_;
 };
 
+// What a factory makes: dtype, device, layout and whether the result requires grad, as
+// PyTorch's keyword arguments. A factory fills what the caller did not give (`dtype_given`,
+// `device_given`) from its own rule: full infers the dtype from the value, *_like copies self's.
 struct TensorOptions {
   DType dtype = DType::Float32;
   Device device = kCPU;
+  Layout layout = Layout::Strided;
   bool requires_grad = false;
+  bool dtype_given = false;
+  bool device_given = false;
   TensorOptions() : dtype(default_float_dtype()) {}
-  TensorOptions(DType d) : dtype(d) {}
-  TensorOptions(Device dev) : dtype(default_float_dtype()), device(dev) {}
-  TensorOptions(DType d, Device dev) : dtype(d), device(dev) {}
-  TensorOptions with_dtype(DType d) const { auto o = *this; o.dtype = d; return o; }
-  TensorOptions with_device(Device d) const { auto o = *this; o.device = d; return o; }
+  TensorOptions(DType d) : dtype(d), dtype_given(true) {}
+  TensorOptions(Device dev) : dtype(default_float_dtype()), device(dev), device_given(true) {}
+  TensorOptions(DType d, Device dev) : dtype(d), device(dev), dtype_given(true), device_given(true) {}
+  TensorOptions(Layout l) : dtype(default_float_dtype()), layout(l) {}
+  TensorOptions with_dtype(DType d) const { auto o = *this; o.dtype = d; o.dtype_given = true; return o; }
+  TensorOptions with_device(Device d) const { auto o = *this; o.device = d; o.device_given = true; return o; }
+  TensorOptions with_layout(Layout l) const { auto o = *this; o.layout = l; return o; }
   TensorOptions with_requires_grad(bool r = true) const { auto o = *this; o.requires_grad = r; return o; }
 };
 
@@ -100,6 +111,7 @@ class Tensor {
   Device device() const { return impl_->device(); }
   bool is_cpu() const { return device().is_cpu(); }
   bool is_cuda() const { return device().is_cuda(); }
+  Layout layout() const { return impl_->layout(); }
   TensorOptions options() const { return TensorOptions(dtype(), device()); }
   int64_t storage_offset() const { return impl_->offset(); }
   bool is_contiguous() const { return impl_->is_contiguous(); }
@@ -155,29 +167,9 @@ class Tensor {
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 std::string shape_str(IntArrayRef sizes);
 
-// ---- Creation (hand-written; device-agnostic through the device's allocator and fill) ----
-Tensor empty(IntArrayRef sizes, TensorOptions opts = {});
-Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions opts = {});
-Tensor zeros(IntArrayRef sizes, TensorOptions opts = {});
-Tensor ones(IntArrayRef sizes, TensorOptions opts = {});
-Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions opts);
-Tensor full(IntArrayRef sizes, const Scalar& value);  // dtype inferred from value, as torch.full
-Tensor empty_like(const Tensor& t);
-Tensor empty_like(const Tensor& t, TensorOptions opts);
-Tensor zeros_like(const Tensor& t);
-Tensor zeros_like(const Tensor& t, TensorOptions opts);
-Tensor ones_like(const Tensor& t);
-Tensor ones_like(const Tensor& t, TensorOptions opts);
-Tensor full_like(const Tensor& t, const Scalar& value);
-Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions opts);
-Tensor arange(const Scalar& end);  // dtype inferred as torch.arange (int64, or the default float)
-Tensor arange(const Scalar& end, TensorOptions opts);
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1);  // dtype inferred as torch
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions opts);
-Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts = {});
-Tensor eye(int64_t n, TensorOptions opts = {});
-Tensor eye(int64_t n, int64_t m, TensorOptions opts = {});
-Tensor scalar_tensor(const Scalar& s, TensorOptions opts);
+// ---- Creation ----
+// The factories (zeros, arange, rand, ...) are ops: kiln/gen/factories.h, included below.
+// Host data and Python numbers are not (their inputs are C++ values).
 Tensor wrapped_scalar(const Scalar& s);  // 0-d tensor that promotes like a Python number
 // Copy a host buffer of `sizes` elements of T into a new tensor.
 template <typename T>
@@ -194,4 +186,7 @@ DimVector contiguous_strides(IntArrayRef sizes);
 int64_t numel_of(IntArrayRef sizes);
 
 }  // namespace kiln
+
+// The factories of ops/factories.yaml and ops/random.yaml.
+#include "kiln/gen/factories.h"  // IWYU pragma: export
 #endif  // KILN_RUNTIME_INCLUDE_KILN_TENSOR_H_

@@ -12,9 +12,14 @@
 
 namespace kiln {
 
+class Generator;  // kiln/random.h
+
 class Value {
  public:
-  enum class Kind : int8_t { None, Bool, Int, Double, Complex, String, DType, Tensor, IntList, TensorList, Tuple };
+  enum class Kind : int8_t {
+    None, Bool, Int, Double, Complex, String, DType, Tensor, IntList, TensorList, Tuple,
+    Device, Layout, MemoryFormat, Generator
+  };
   Value() = default;  // None
   Value(std::nullopt_t) {}
   Value(bool b) : v_(b) {}
@@ -29,6 +34,10 @@ class Value {
   Value(std::vector<int64_t> l) : v_(std::move(l)) {}
   Value(std::initializer_list<int64_t> l) : v_(std::vector<int64_t>(l)) {}
   Value(TensorList l) : v_(std::move(l)) {}
+  Value(Device d) : v_(d) {}
+  Value(Layout l) : v_(l) {}
+  Value(MemoryFormat f) : v_(f) {}
+  Value(Generator& g) : v_(&g) {}
   static Value tuple(std::vector<Value> items);
   Value(const Scalar& s);
 
@@ -49,12 +58,17 @@ class Value {
   std::vector<int64_t> to_int_list(const char* op = "", const char* arg = "") const;  // also from one Int
   const TensorList& to_tensor_list(const char* op = "", const char* arg = "") const;
   const std::vector<Value>& to_tuple(const char* op = "", const char* arg = "") const;
+  Device to_device(const char* op = "", const char* arg = "") const;              // Device or "cuda:0"
+  Layout to_layout(const char* op = "", const char* arg = "") const;              // Layout or "strided"
+  MemoryFormat to_memory_format(const char* op = "", const char* arg = "") const; // or "channels_last"
+  Generator* to_generator(const char* op = "", const char* arg = "") const;
   std::string str() const;
 
  private:
   struct TupleBox { std::vector<Value> items; };
   std::variant<std::monostate, bool, int64_t, double, complex<double>, std::string, DType, Tensor,
-               std::vector<int64_t>, TensorList, std::shared_ptr<TupleBox>>
+               std::vector<int64_t>, TensorList, std::shared_ptr<TupleBox>, Device, Layout, MemoryFormat,
+               Generator*>
       v_;
 };
 

@@ -29,7 +29,7 @@ Tensor cat(const TensorList& tensors, int64_t dim) {
   // skipped tensors still take part in promotion, as in PyTorch
   DType dtype = pointwise::result_type(ptrs.data(), int(ptrs.size()));
   TensorOptions opts(dtype, tensors[0].device());
-  if (!ref) return empty(DimVector{0}, opts);
+  if (!ref) return kiln::empty(DimVector{0}, opts);
 
   int64_t d = wrap_dim(dim, ref->dim(), "cat", "dim");
   DimVector out_sizes(ref->sizes());
@@ -46,7 +46,7 @@ Tensor cat(const TensorList& tensors, int64_t dim) {
     total += t.sizes()[d];
   }
   out_sizes[d] = total;
-  Tensor out = empty(out_sizes, opts);
+  Tensor out = kiln::empty(out_sizes, opts);
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
     if (skipped(t)) continue;

@@ -5,7 +5,7 @@ namespace kiln::composite {
 
 namespace {
 Tensor copy_as(const Tensor& self, DType dtype) {
-  Tensor out = empty(self.sizes(), TensorOptions(dtype, self.device()));
+  Tensor out = kiln::empty(self.sizes(), TensorOptions(dtype, self.device()));
   out.copy_(self);
   return out;
 }

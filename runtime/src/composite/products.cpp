@@ -22,10 +22,10 @@ Tensor dot(const Tensor& self, const Tensor& tensor) {
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
   // beta and alpha take the tensors' dtype (they do not promote; 0.5 is 0 for ints), as in ATen.
   Tensor product = kiln::bmm(batch1, batch2);
-  if (alpha.to_double() != 1.0 || alpha.is_complex()) product = kiln::mul(product, scalar_tensor(alpha, product.options()));
+  if (alpha.to_double() != 1.0 || alpha.is_complex()) product = kiln::mul(product, kiln::scalar_tensor(alpha, product.options()));
   if (beta.to_double() == 0.0 && !beta.is_complex()) return kiln::add(product, zeros_like(self));  // ignores NaN in self
   const bool unit_beta = beta.to_double() == 1.0 && !beta.is_complex();
-  return kiln::add(unit_beta ? self : kiln::mul(self, scalar_tensor(beta, self.options())), product);
+  return kiln::add(unit_beta ? self : kiln::mul(self, kiln::scalar_tensor(beta, self.options())), product);
 }
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {

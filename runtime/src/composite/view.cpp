@@ -87,7 +87,7 @@ Tensor reshape(const Tensor& self, IntArrayRef shape) {
   if (std::optional<DimVector> strides = compute_stride(self.sizes(), self.strides(), sizes))
     return self.as_strided_view(sizes, *strides, self.storage_offset());
   // the layout does not allow a view: copy into a contiguous tensor of the new shape
-  Tensor out = empty(sizes, self.options());
+  Tensor out = kiln::empty(sizes, self.options());
   out.as_strided_view(self.sizes(), contiguous_strides(self.sizes()), 0).copy_(self);
   return out;
 }

@@ -17,7 +17,7 @@ void write_grad(Tensor region, const Tensor& grad_output, const char* op) {
 Tensor zeros_of(IntArrayRef input_sizes, const Tensor& grad_output, const char* op) {
   for (int64_t s : input_sizes)
     KILN_CHECK(s >= 0, ValueError, op, "input_sizes", "negative dimension ", s, " in ", shape_str(input_sizes));
-  return zeros(input_sizes, grad_output.options());
+  return kiln::zeros(input_sizes, grad_output.options());
 }
 }  // namespace
 

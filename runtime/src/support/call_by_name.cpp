@@ -21,6 +21,11 @@ bool fits(const Value& v, std::string_view type) {
   if (base == "Scalar") return v.is_number();
   if (base == "ScalarType") return k == K::DType || k == K::String;
   if (base == "str") return k == K::String;
+  // by value or by name ("cuda:0", "strided", "channels_last")
+  if (base == "Device") return k == K::Device || k == K::String;
+  if (base == "Layout") return k == K::Layout || k == K::String;
+  if (base == "MemoryFormat") return k == K::MemoryFormat || k == K::String;
+  if (base == "Generator") return k == K::Generator;
   return false;
 }
 

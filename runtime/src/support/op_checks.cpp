@@ -20,6 +20,16 @@ void check_dtype(const char* op, const char* arg, const Tensor& t, uint16_t mask
             dtype_list(mask));
 }
 
+void check_dtype(const char* op, const char* arg, DType dtype, uint16_t mask) {
+  if (KILN_LIKELY(mask & (1u << int(dtype)))) return;
+  KILN_FAIL(DTypeError, op, arg, "dtype ", dtype_name(dtype), " is not supported; ", op, " supports: ",
+            dtype_list(mask));
+}
+
+void check_options_dtype(const char* op, const TensorOptions& options, uint16_t mask) {
+  if (options.dtype_given) check_dtype(op, "dtype", options.dtype, mask);
+}
+
 void check_zero_dim(const char* op, const char* arg, const Tensor& t) {
   KILN_CHECK(t.dim() == 0, ValueError, op, arg, op, "_ only supports a 0-dimensional ", arg,
              " tensor, but got tensor with ", t.dim(), " dimension(s).");

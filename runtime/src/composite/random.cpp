@@ -1,6 +1,6 @@
-// Random creation ops (rand, randn, randint, randperm, bernoulli) and in-place fills
-// (uniform_, normal_): argument checks, dtype dispatch, devices and autograd around the CPU
-// kernels of random_fill.h. Uniform, normal, randint and bernoulli draws run on CUDA tensors in
+// The random ops of ops/random.yaml: creation (rand, randn, randint, randperm, bernoulli,
+// normal, *_like) and in-place fills (uniform_, normal_): argument checks, dtype dispatch,
+// devices and autograd around the CPU kernels of random_fill.h. Uniform, normal, randint and bernoulli draws run on CUDA tensors in
 // place, from the same Philox blocks (kernels/cuda/random.cu); randperm sorts the same keys
 // there (kernels/cuda/randperm.cu).
 #include <algorithm>
@@ -16,7 +16,7 @@
 #include "kiln/cuda/device_random.h"
 #include "random_fill.h"
 
-namespace kiln {
+namespace kiln::composite {
 namespace {
 
 using random_detail::fill_bernoulli;
@@ -94,13 +94,12 @@ void normal_contiguous(Tensor& t, double mean, double std, Generator& gen) {
 }
 
 // A new tensor filled by `fill`, on the requested device when the fill runs there, else filled
-// on the CPU and moved; then the requested grad mode.
+// on the CPU and moved. (The generated entry point applies requires_grad.)
 template <typename Fill>
 Tensor create(IntArrayRef sizes, const TensorOptions& opts, const Fill& fill, bool fills_any_device = false) {
-  Tensor out = empty(sizes, TensorOptions(opts.dtype, fills_any_device ? opts.device : kCPU));
+  Tensor out = kiln::empty(sizes, TensorOptions(opts.dtype, fills_any_device ? opts.device : kCPU));
   fill(out);
   if (out.device() != opts.device) out = out.to(opts.device);
-  if (opts.requires_grad) out.requires_grad_(true);
   return out;
 }
 
@@ -111,7 +110,7 @@ struct RandomFillBackward final : Node {
   const char* name() const override { return name_; }
   TensorList apply(TensorList&& grads) override {
     TensorList out(next_edges.size());
-    if (!grads.empty() && grads[0].defined() && !out.empty()) out[0] = zeros_like(grads[0]);
+    if (!grads.empty() && grads[0].defined() && !out.empty()) out[0] = kiln::zeros_like(grads[0]);
     return out;
   }
   const char* name_;
@@ -134,7 +133,7 @@ Tensor& fill_inplace(Tensor& self, const char* op, const char* node_name, const 
       fill(self);
       self.bump_version();
     } else {
-      Tensor tmp = empty(self.sizes(), TensorOptions(self.dtype(), fills_any_device ? self.device() : kCPU));
+      Tensor tmp = kiln::empty(self.sizes(), TensorOptions(self.dtype(), fills_any_device ? self.device() : kCPU));
       fill(tmp);
       NoGradGuard no_grad;
       self.copy_(tmp);
@@ -161,13 +160,13 @@ void check_probabilities(const Tensor& p) {
     if (cuda::capture_status(cuda::current_stream(p.device().index)) != cuda::CaptureStatus::None) return;
     NoGradGuard no_grad;
     Tensor in_range = logical_and(ge(p, Scalar(0.0)), le(p, Scalar(1.0)));
-    KILN_CHECK(all(in_range).item().to_int() != 0, ValueError, "bernoulli", "p",
+    KILN_CHECK(all(in_range).item().to_int() != 0, ValueError, "bernoulli", "self",
                "expected all probabilities in [0, 1], got ", amin(p, {}).item().to_double(), " to ",
                amax(p, {}).item().to_double());
     return;
   }
   for (double v : p.to_vector<double>())
-    KILN_CHECK(v >= 0 && v <= 1, ValueError, "bernoulli", "p", "expected all probabilities in [0, 1], got ", v);
+    KILN_CHECK(v >= 0 && v <= 1, ValueError, "bernoulli", "self", "expected all probabilities in [0, 1], got ", v);
 }
 
 void check_uniform_bounds(DType dtype, double from, double to) {
@@ -220,6 +219,7 @@ Tensor randn(IntArrayRef sizes, TensorOptions opts, Generator* gen) {
 }
 
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions opts, Generator* gen) {
+  if (!opts.dtype_given) opts.dtype = DType::Int64;  // torch.randint's default
   check_sizes("randint", sizes);
   KILN_CHECK(low < high, ValueError, "randint", "high", "expected low < high, got low=", low, ", high=", high);
   check_holds("randint", opts.dtype, low, high - 1);
@@ -228,16 +228,20 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions opts,
   return create(sizes, opts, [&](Tensor& t) { randint_contiguous(t, low, range, g); }, true);
 }
 
+Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions opts, Generator* gen) {
+  return composite::randint(0, high, sizes, opts, gen);
+}
+
 // Sorts indices by 64-bit random keys (PermKeyBlock), ties by index: deterministic, and what
 // the CUDA device's stable radix sort of the same keys gives (kernels/cuda/randperm.cu).
 Tensor randperm(int64_t n, TensorOptions opts, Generator* gen) {
+  if (!opts.dtype_given) opts.dtype = DType::Int64;  // torch.randperm's default
   KILN_CHECK(n >= 0, ValueError, "randperm", "n", "expected n >= 0, got ", n);
   KILN_CHECK(opts.dtype != DType::Bool, DTypeError, "randperm", "dtype", "expected an integer or floating dtype, got bool");
   check_holds("randperm", opts.dtype, 0, n > 0 ? n - 1 : 0);
   if (opts.device.is_cuda()) {
-    Tensor out = empty({n}, TensorOptions(opts.dtype, opts.device));
+    Tensor out = kiln::empty({n}, TensorOptions(opts.dtype, opts.device));
     if (n > 0) cuda::detail::randperm_fill(out, resolve(gen));
-    if (opts.requires_grad) out.requires_grad_(true);
     return out;
   }
   std::vector<uint64_t> keys(static_cast<size_t>(n));
@@ -260,13 +264,13 @@ Tensor randperm(int64_t n, TensorOptions opts, Generator* gen) {
 }
 
 Tensor bernoulli(const Tensor& p, Generator* gen) {
-  KILN_CHECK(p.defined(), ValueError, "bernoulli", "p", "undefined tensor");
-  KILN_CHECK(is_floating(p.dtype()), DTypeError, "bernoulli", "p", "expected a floating point dtype, got ",
+  KILN_CHECK(p.defined(), ValueError, "bernoulli", "self", "undefined tensor");
+  KILN_CHECK(is_floating(p.dtype()), DTypeError, "bernoulli", "self", "expected a floating point dtype, got ",
              dtype_name(p.dtype()));
   check_probabilities(p);
   Generator& g = resolve(gen);
   Tensor probs = p.detach().contiguous();  // the draws are not differentiable
-  Tensor out = empty(p.sizes(), TensorOptions(p.dtype(), p.device()));
+  Tensor out = kiln::empty(p.sizes(), TensorOptions(p.dtype(), p.device()));
   if (out.numel() == 0) return out;
   if (out.is_cuda()) {
     cuda::detail::bernoulli_fill(out, probs, g);
@@ -281,4 +285,81 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
   return out;
 }
 
-}  // namespace kiln
+// bernoulli.p: one probability for every element; the result has self's sizes, dtype and device.
+Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
+  KILN_CHECK(p >= 0 && p <= 1, ValueError, "bernoulli", "p", "expected p in [0, 1], got ", p);
+  KILN_CHECK(is_floating(self.dtype()), DTypeError, "bernoulli", "self", "expected a floating point dtype, got ",
+             dtype_name(self.dtype()));
+  NoGradGuard no_grad;  // the draws are not differentiable
+  return composite::bernoulli(kiln::full_like(self, p, TensorOptions(), MemoryFormat::Contiguous), gen);
+}
+
+namespace {
+
+// *_like: self's sizes and, unless given, its dtype and device; the result is contiguous (its
+// values are drawn in logical order either way).
+TensorOptions like(const Tensor& self, TensorOptions options) {
+  if (!options.dtype_given) options.dtype = self.dtype();
+  if (!options.device_given) options.device = self.device();
+  return options;
+}
+
+}  // namespace
+
+Tensor rand_like(const Tensor& self, TensorOptions options, std::optional<MemoryFormat>) {
+  return composite::rand(self.sizes(), like(self, options), nullptr);
+}
+
+Tensor randn_like(const Tensor& self, TensorOptions options, std::optional<MemoryFormat>) {
+  return composite::randn(self.sizes(), like(self, options), nullptr);
+}
+
+// normal: standard normal draws scaled by std and shifted by mean (broadcast together), as
+// PyTorch's output.normal_(0, 1).mul_(std).add_(mean); std must be non-negative.
+namespace {
+
+void check_std(const Tensor& std) {
+  NoGradGuard no_grad;
+  KILN_CHECK(std.numel() == 0 || kiln::all(kiln::ge(std, Scalar(0.0))).item().to_int() != 0, ValueError, "normal",
+             "std", "normal expects all elements of std >= 0.0");
+}
+Tensor standard_normal(IntArrayRef sizes, DType dtype, Device device, Generator* gen) {
+  Tensor z = kiln::empty(sizes, TensorOptions(dtype, device));
+  return composite::normal_(z, 0, 1, gen);
+}
+
+}  // namespace
+
+Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen) {
+  check_inexact("normal", "mean", mean.dtype());
+  check_std(std);
+  NoGradGuard no_grad;
+  const DimVector sizes = pointwise::broadcast_shapes(mean.sizes(), std.sizes(), "normal", "std");
+  Tensor z = standard_normal(sizes, promote_types(mean.dtype(), std.dtype()), mean.device(), gen);
+  return kiln::add(kiln::mul(z, std), mean);
+}
+
+Tensor normal(const Tensor& mean, double std, Generator* gen) {
+  check_inexact("normal", "mean", mean.dtype());
+  KILN_CHECK(std >= 0, ValueError, "normal", "std", "normal expects std >= 0.0, but found std ", std);
+  NoGradGuard no_grad;
+  Tensor z = standard_normal(mean.sizes(), mean.dtype(), mean.device(), gen);
+  return kiln::add(kiln::mul(z, Scalar(std)), mean);
+}
+
+Tensor normal(double mean, const Tensor& std, Generator* gen) {
+  check_inexact("normal", "std", std.dtype());
+  check_std(std);
+  NoGradGuard no_grad;
+  Tensor z = standard_normal(std.sizes(), std.dtype(), std.device(), gen);
+  return kiln::add(kiln::mul(z, std), Scalar(mean));
+}
+
+Tensor normal(double mean, double std, IntArrayRef size, TensorOptions options, Generator* gen) {
+  KILN_CHECK(std >= 0, ValueError, "normal", "std", "normal expects std >= 0.0, but found std ", std);
+  check_inexact("normal", "dtype", options.dtype);
+  Tensor z = kiln::empty(size, options);
+  return composite::normal_(z, mean, std, gen);
+}
+
+}  // namespace kiln::composite
