@@ -148,7 +148,9 @@ TEST_CASE("elementwise_launch_shape: enough blocks for the data, capped for a gr
   CHECK(cuda_plan::elementwise_launch_shape(257, 1, 0).blocks == 2);  // unknown SM count: at least one wave
 }
 
-TEST_CASE("Philox fills: CUDA thread b's block reproduces CPU rand and randn bit for bit, in any order") {
+// Uniform draws match bit for bit; normal ones to a few ulp (the CPU's Box-Muller runs through
+// libmvec's vector logf/sinf/cosf, the block functor through the scalar libm, CUDA through its own).
+TEST_CASE("Philox fills: CUDA thread b's block reproduces CPU rand bit for bit and randn to a few ulp, in any order") {
   using namespace kiln::random_detail;
   const int64_t n = 1001;  // not a multiple of a block: the last thread writes a partial block
   manual_seed(123);
@@ -167,7 +169,7 @@ TEST_CASE("Philox fills: CUDA thread b's block reproduces CPU rand and randn bit
   const float* nc = normal_cpu.data<float>();
   const double* uc = uniform_cpu.data<double>();
   for (int64_t i = 0; i < n; ++i) {
-    REQUIRE(normal[size_t(i)] == nc[i]);
+    REQUIRE(std::fabs(normal[size_t(i)] - nc[i]) <= 4e-7f * (1.0f + std::fabs(nc[i])));
     REQUIRE(uniform[size_t(i)] == uc[i]);
   }
 }

@@ -62,7 +62,7 @@ void fill_uniform(S* out, int64_t n, double from, double to, Generator& gen) {
 // Normal draws stored as float, Half or BFloat16: the Philox words of a chunk of blocks first,
 // then Box-Muller over the chunk in one `omp simd` loop, which calls libmvec's vector
 // logf/sinf/cosf (kiln/common/math_simd.h) instead of one scalar call per draw. The same pairs
-// land in the same elements as NormalBlock<S> (so the CUDA kernel's values still match).
+// land in the same elements as NormalBlock<S> (the CUDA kernel's), equal to a few ulp.
 template <typename S>
 void fill_normal_float_chunks(S* out, int64_t n, float mean, float std, Generator& gen) {
   const BlockRange r = reserve_blocks(gen, n, NormalBlock<S>::kPerBlock);
