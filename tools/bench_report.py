@@ -42,7 +42,10 @@ TARGETS = [
 ]
 BUILD_TARGETS = [
     ("clean_build", "clean CPU build at most 4 minutes on 2 cores", "clean_build_s", 240.0),
-    ("rebuild", "rebuild after editing one pointwise op at most 20 s", "rebuild_one_op_s", 20.0),
+    ("rebuild", "rebuild after editing one pointwise op's expression at most 5 s", "rebuild_one_op_s", 5.0),
+    ("add_pointwise_op", "rebuild after adding a pointwise op at most 20 s", "add_pointwise_op_s", 20.0),
+    ("add_kernel_op", "rebuild after adding a kernel op at most 30 s (excluding the op's own files)",
+     "add_kernel_op_excluding_own_s", 30.0),
     ("codegen", "codegen of the whole registry at most 2 s", "codegen_s", 2.0),
 ]
 
@@ -188,8 +191,18 @@ def main():
         out.append(f"Build figures from a scratch copy of the tree with -j{build['jobs']}: codegen "
                    f"{build['codegen_s']:.2f} s"
                    + (f", clean build of library + tests + demo {build['clean_build_s']:.0f} s, rebuild after "
-                      f"editing one op (`{build['edited_expression']}`) {build['rebuild_one_op_s']:.1f} s"
-                      if "clean_build_s" in build else "") + ".")
+                      f"editing one op (`{build['edited_expression']}`) {build['rebuild_one_op_s']:.1f} s "
+                      f"({build.get('rebuild_one_op_objects', '?')} objects)"
+                      if "clean_build_s" in build else "")
+                   + (f", after adding a pointwise op {build['add_pointwise_op_s']:.1f} s "
+                      f"({build['add_pointwise_op_objects']} objects), after adding a kernel op "
+                      f"{build['add_kernel_op_s']:.1f} s ({build['add_kernel_op_objects']} objects; its own file "
+                      f"{build['add_kernel_op_own_files_s']:.1f} s of compile time)"
+                      if "add_pointwise_op_s" in build else "")
+                   + (f". The CUDA kernels of a clean CUDA build take {build['cuda_kernels_s']:.0f} s "
+                      f"({100 * build['cuda_share']:.0f}% of that build), {build['cuda_s_per_pointwise_op']:.1f} s "
+                      f"of nvcc per generated pointwise op ({build['cuda_pointwise_ops']} ops)"
+                      if "cuda_kernels_s" in build else "") + ".")
         out.append("")
 
     out.append("## Missed targets")

@@ -2,9 +2,15 @@
 """Measures kiln's build on this machine and writes the figures as JSON.
 
 In a scratch copy of the source tree (so the working tree and its build are never touched):
-  codegen   the generator over the whole registry into an empty folder (median of 3 runs)
-  clean     configure + build of the library, tests and demo with the given jobs
-  rebuild   the same build after editing one pointwise op's expression in ops/pointwise_unary.yaml
+  codegen            the generator over the whole registry into an empty folder (median of 3 runs)
+  clean              configure + build of the library, tests and demo, CPU only, with the given jobs
+  edit expression    the same build after editing one pointwise op's expression
+  add pointwise op   ... after adding a pointwise op to ops/pointwise_unary.yaml
+  add kernel op      ... after adding a structured kernel op (an along_dim scan) and its kernel
+                     file; the new file's own compile time is reported apart and excluded
+  cuda share         the CUDA kernels of a clean CUDA build (target kiln_cuda_kernels), when nvcc
+                     is found, and their nvcc seconds per generated pointwise op
+Each rebuild also records how many objects it compiled, from ninja's log.
 """
 import argparse
 import json
@@ -20,6 +26,35 @@ ROOT = Path(__file__).resolve().parent.parent
 # One pointwise expression and an equivalent edit that changes its generated kernel.
 EDIT_FROM = "  pointwise: self - trunc(self)\n"
 EDIT_TO = "  pointwise: self - trunc(self) + 0\n"
+NEW_POINTWISE_OP = """
+- signature: measure_build_probe(Tensor self) -> Tensor
+  dtypes: [floating]
+  pointwise: self * 2 + 1
+  derivatives:
+    self: grad * 2
+  doc: A probe op added by tools/measure_build.py.
+"""
+NEW_KERNEL_OP = """
+- signature: measure_build_scan(Tensor self, int dim) -> Tensor
+  family: reduction
+  dtypes: [floating]
+  backends: [cpu]
+  kernel: measure_build_scan
+  meta: along_dim
+  doc: A probe kernel op added by tools/measure_build.py.
+"""
+NEW_KERNEL_FILE = """// A probe kernel added by tools/measure_build.py.
+#include "kiln/gen/cpu_kernels.h"
+
+namespace kiln::cpu {
+
+void measure_build_scan(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
+  (void)plan;
+  out.copy_(self);
+}
+
+}  // namespace kiln::cpu
+"""
 
 
 def timed(cmd, cwd):
@@ -33,11 +68,42 @@ def copy_tree(dest):
     shutil.copytree(ROOT, dest, ignore=ignore)
 
 
+def ninja_entries(build):
+    """(output, seconds) of every entry of .ninja_log, in order."""
+    log = build / ".ninja_log"
+    if not log.exists():
+        return []
+    out = []
+    for line in log.read_text().splitlines():
+        if line.startswith("#"):
+            continue
+        start, end, _, target, _ = line.split("\t")
+        out.append((target, (int(end) - int(start)) / 1000.0))
+    return out
+
+
+def rebuild(make, src, build, label, result, key, own=None):
+    """Times a rebuild; records the objects it compiled and (own) the seconds of the new files."""
+    before = len(ninja_entries(build))
+    seconds = timed(make, src)
+    compiled = [(t, s) for t, s in ninja_entries(build)[before:] if t.endswith(".o")]
+    result[key] = seconds
+    result[key.replace("_s", "_objects")] = len(compiled)
+    text = f"{label}: {seconds:.1f} s, {len(compiled)} objects compiled"
+    if own:
+        own_s = sum(s for t, s in compiled if any(o in t for o in own))
+        result[key.replace("_s", "_own_files_s")] = own_s
+        result[key.replace("_s", "_excluding_own_s")] = max(seconds - own_s / 2, 0.0)  # -j2: two compile at once
+        text += f" (its own files {own_s:.1f} s of compile time)"
+    print(text, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="JSON file to write")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--codegen-only", action="store_true", help="skip the clean build and the rebuild")
+    ap.add_argument("--codegen-only", action="store_true", help="skip the builds")
+    ap.add_argument("--no-cuda", action="store_true", help="skip the CUDA share even when nvcc is found")
     args = ap.parse_args()
 
     result = {"jobs": args.jobs}
@@ -50,21 +116,52 @@ def main():
             runs.append(timed(gen + [str(Path(tmp) / f"gen{i}")], src))
         result["codegen_s"] = statistics.median(runs)
         print(f"codegen of the whole registry: {result['codegen_s']:.2f} s", flush=True)
-        if not args.codegen_only:
-            build = src / "build"
-            configure = ["cmake", "-S", ".", "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                         "-DKILN_CUDA=OFF"]
-            make = ["cmake", "--build", str(build), "-j", str(args.jobs)]
-            result["clean_build_s"] = timed(configure, src) + timed(make, src)
-            print(f"clean build (library, tests, demo; -j{args.jobs}): {result['clean_build_s']:.1f} s", flush=True)
-            ops = src / "ops" / "pointwise_unary.yaml"
-            text = ops.read_text()
-            if EDIT_FROM not in text:
-                sys.exit("measure_build: the expression to edit is no longer in ops/pointwise_unary.yaml; update EDIT_FROM")
-            ops.write_text(text.replace(EDIT_FROM, EDIT_TO, 1))
-            result["rebuild_one_op_s"] = timed(make, src)
-            result["edited_expression"] = EDIT_TO.strip()
-            print(f"rebuild after editing one pointwise op: {result['rebuild_one_op_s']:.1f} s", flush=True)
+        if args.codegen_only:
+            Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+            return
+        build = src / "build"
+        configure = ["cmake", "-S", ".", "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DKILN_CUDA=OFF"]
+        make = ["cmake", "--build", str(build), "-j", str(args.jobs)]
+        result["clean_build_s"] = timed(configure, src) + timed(make, src)
+        print(f"clean build (library, tests, demo; -j{args.jobs}): {result['clean_build_s']:.1f} s", flush=True)
+
+        unary = src / "ops" / "pointwise_unary.yaml"
+        text = unary.read_text()
+        if EDIT_FROM not in text:
+            sys.exit("measure_build: the expression to edit is no longer in ops/pointwise_unary.yaml; update EDIT_FROM")
+        unary.write_text(text.replace(EDIT_FROM, EDIT_TO, 1))
+        result["edited_expression"] = EDIT_TO.strip()
+        rebuild(make, src, build, "rebuild after editing one pointwise op", result, "rebuild_one_op_s")
+
+        unary.write_text(unary.read_text() + NEW_POINTWISE_OP)
+        rebuild(make, src, build, "rebuild after adding a pointwise op", result, "add_pointwise_op_s",
+                own=["measure_build_probe"])
+
+        (src / "ops" / "reductions.yaml").write_text((src / "ops" / "reductions.yaml").read_text() + NEW_KERNEL_OP)
+        (src / "kernels" / "cpu" / "measure_build_scan.cpp").write_text(NEW_KERNEL_FILE)
+        subprocess.run(configure, cwd=src, check=True, stdout=subprocess.DEVNULL)  # the new kernel file
+        rebuild(make, src, build, "rebuild after adding a kernel op", result, "add_kernel_op_s",
+                own=["measure_build_scan"])
+
+        if not args.no_cuda and shutil.which("nvcc"):
+            cuda_src = Path(tmp) / "kiln-cuda"
+            copy_tree(cuda_src)
+            cuda_build = cuda_src / "build"
+            subprocess.run(["cmake", "-S", ".", "-B", str(cuda_build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                            "-DKILN_CUDA=ON"], cwd=cuda_src, check=True, stdout=subprocess.DEVNULL)
+            # the core first (not timed), then the CUDA kernels alone
+            subprocess.run(["cmake", "--build", str(cuda_build), "-j", str(args.jobs), "--target", "kiln_codegen"],
+                           cwd=cuda_src, check=True, stdout=subprocess.DEVNULL)
+            result["cuda_kernels_s"] = timed(["cmake", "--build", str(cuda_build), "-j", str(args.jobs), "--target",
+                                              "kiln_cuda_kernels"], cuda_src)
+            objects = [(t, s) for t, s in ninja_entries(cuda_build) if t.endswith(".o")]
+            pointwise = [s for t, s in objects if "generated/src/cuda/" in t and t.endswith(".cu.o")]
+            result["cuda_pointwise_ops"] = len(pointwise)
+            result["cuda_s_per_pointwise_op"] = statistics.mean(pointwise) if pointwise else 0.0
+            result["cuda_share"] = result["cuda_kernels_s"] / (result["cuda_kernels_s"] + result["clean_build_s"])
+            print(f"CUDA kernels of a clean build: {result['cuda_kernels_s']:.1f} s "
+                  f"({100 * result['cuda_share']:.0f}% of a clean CUDA build), nvcc "
+                  f"{result['cuda_s_per_pointwise_op']:.1f} s per pointwise op ({len(pointwise)} ops)", flush=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
 
 
