@@ -4,7 +4,7 @@ Every problem is collected as a RegistryError carrying the line it belongs to; n
 written unless the whole registry is valid.
 """
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional
 
 from . import formulas
@@ -62,7 +62,7 @@ OPERATORS = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&", "|"
 DEFAULT_DOMAIN = [-2.0, 2.0]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Op:
     line: int
     sig: Signature
@@ -155,10 +155,11 @@ class Op:
         return any(r.type.alias and not r.type.mutable for r in self.sig.returns)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Registry:
     ops: List[Op]
     groups: Dict[str, List[str]]
+    missing: List[Op] = field(default_factory=list)  # kernels allowed missing (KILN_ALLOW_MISSING_KERNELS=1)
 
     def by_name(self, name):
         return [o for o in self.ops if o.name == name]
@@ -221,17 +222,18 @@ def _inplace_legal(meta, sig):
 
 
 def _check_meta(op, raw, errors):
-    """`meta: <family>` on a kernel op: the signature must be one the family's meta step takes."""
+    """`meta: <family>` on a kernel op: the signature must be one the family's meta step takes.
+    Returns the op with the family's result_dtype and identity settings."""
     where = raw.line_of("meta")
     if op.kind != "kernel":
         errors.append(RegistryError(where, f"{op.full_name}: 'meta' applies to kernel ops only",
                                     "a structured kernel op is `kernel: <name>` plus `meta: <family>`"))
-        return
+        return op
     fam = META_FAMILIES.get(op.meta)
     if fam is None:
         errors.append(RegistryError(where, f"{op.full_name}: unknown meta family '{op.meta}'",
                                     f"meta families: {', '.join(META_FAMILIES)}"))
-        return
+        return op
     names = [a.name for a in op.sig.arguments]
     for a in op.sig.arguments if not fam.get("custom") else []:
         wanted = fam["args"].get(a.name)
@@ -247,18 +249,19 @@ def _check_meta(op, raw, errors):
     for r in fam.get("required", []):
         if r not in names:
             errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' needs an argument '{r}'"))
-    op.result_dtype = str(raw.get("result_dtype", "self"))
+    op = replace(op, result_dtype=str(raw.get("result_dtype", "self")))
     if op.result_dtype not in fam["results"]:
         errors.append(RegistryError(raw.line_of("result_dtype") if "result_dtype" in raw else where,
                                     f"{op.full_name}: meta '{op.meta}' has no result_dtype '{op.result_dtype}'",
                                     f"result_dtype: {', '.join(fam['results'])}"))
-    op.identity = bool(raw.get("identity", True))
+    op = replace(op, identity=bool(raw.get("identity", True)))
     if "identity" in raw and op.meta != "reduction":
         errors.append(RegistryError(raw.line_of("identity"), f"{op.full_name}: 'identity' applies to meta: reduction only"))
     returns = [r.type.schema() for r in op.sig.returns]
     if returns != ["Tensor"] and not (len(returns) == 2 and returns == ["Tensor", "Tensor"] and all(r.name for r in op.sig.returns)):
         errors.append(RegistryError(where, f"{op.full_name}: a structured op returns Tensor or two named Tensors "
                                     "(an int64 one when named indices: (Tensor values, Tensor indices))"))
+    return op
 
 
 def _check_options_group(sig, line, errors):
@@ -394,7 +397,7 @@ def _parse_op(raw, groups, ctx, errors):
             errors.append(RegistryError(raw.line_of("backends"), f"unknown backend '{b}'", f"backends: {', '.join(BACKENDS)}"))
     op = Op(line=line, sig=sig, family=family, dtypes=dtypes, backends=[b for b in BACKENDS if b in backends],
             kind=kind, body=body.strip() if kind != "composite" else body.rstrip())
-    op.cuda_dtypes = list(dtypes)
+    op = replace(op, cuda_dtypes=list(dtypes))
     if "cuda_dtypes" in raw:
         where = raw.line_of("cuda_dtypes")
         cuda = _expand_dtypes(raw["cuda_dtypes"], groups, where, errors)
@@ -405,10 +408,11 @@ def _parse_op(raw, groups, ctx, errors):
         if "cuda" not in op.backends:
             errors.append(RegistryError(where, f"{sig.full_name}: cuda_dtypes without cuda in backends",
                                         "add cuda to backends, or drop cuda_dtypes"))
-        op.cuda_dtypes = [d for d in dtypes if d in cuda]
+        op = replace(op, cuda_dtypes=[d for d in dtypes if d in cuda])
     if kind == "composite":
         # a block scalar starts on the line after its key
-        op.body_line = first = raw.line_of(kind) + (1 if "\n" in op.body else 0)
+        first = raw.line_of(kind) + (1 if "\n" in op.body else 0)
+        op = replace(op, body_line=first)
         found = composite_check.problem(op.body, OP_KEYS)
         if found:
             errors.append(RegistryError(first + found[0], f"{sig.full_name}: {found[1]}", "check the indentation of the keys after it"))
@@ -416,32 +420,32 @@ def _parse_op(raw, groups, ctx, errors):
             errors.append(RegistryError(first, f"{sig.full_name}: a composite body longer than one line belongs in a C++ file",
                                         "write composite: <function> and define it in runtime/src/composite/ "
                                         "(namespace kiln::composite), where clang-format and an IDE reach it"))
-    op.doc = str(raw.get("doc", "")).strip()
+    op = replace(op, doc=str(raw.get("doc", "")).strip())
     if not op.doc:
         errors.append(RegistryError(line, f"{sig.full_name}: no 'doc' line", "one sentence saying what the op computes"))
     for key in ("promotion", "promote_scalars", "bool_inputs", "choices", "zero_dim"):
         if key in raw and kind != "pointwise":
             errors.append(RegistryError(raw.line_of(key), f"'{key}' applies to pointwise ops only"))
-    op.promotion = raw.get("promotion", "default")
+    op = replace(op, promotion=raw.get("promotion", "default"))
     if op.promotion not in PROMOTIONS:
         errors.append(RegistryError(raw.line_of("promotion"), f"unknown promotion '{op.promotion}'",
                                     f"promotions: {', '.join(PROMOTIONS)}"))
-    op.promote_scalars = _as_list(raw.get("promote_scalars", []))
+    op = replace(op, promote_scalars=_as_list(raw.get("promote_scalars", [])))
     for s in op.promote_scalars:
         a = op.arg(s)
         if a is None or a.type.base != "Scalar":
             errors.append(RegistryError(raw.line_of("promote_scalars"), f"promote_scalars: '{s}' is not a Scalar argument"))
-    op.bool_inputs = _as_list(raw.get("bool_inputs", []))
+    op = replace(op, bool_inputs=_as_list(raw.get("bool_inputs", [])))
     for s in op.bool_inputs:
         a = op.arg(s)
         if a is None or not a.type.is_tensor:
             errors.append(RegistryError(raw.line_of("bool_inputs"), f"bool_inputs: '{s}' is not a Tensor argument"))
-    op.zero_dim = _as_list(raw.get("zero_dim", []))
+    op = replace(op, zero_dim=_as_list(raw.get("zero_dim", [])))
     for s in op.zero_dim:
         a = op.arg(s)
         if a is None or not a.type.is_tensor:
             errors.append(RegistryError(raw.line_of("zero_dim"), f"zero_dim: '{s}' is not a Tensor argument"))
-    op.choices = dict(raw.get("choices", {}) or {})
+    op = replace(op, choices=dict(raw.get("choices", {}) or {}))
     for a in sig.arguments:
         if kind == "pointwise" and a.type.base == "str" and a.name not in op.choices:
             errors.append(RegistryError(line, f"{sig.full_name}: str argument '{a.name}' needs its allowed values in 'choices'"))
@@ -485,9 +489,9 @@ def _parse_op(raw, groups, ctx, errors):
         if not isinstance(v, str) or not v.strip():
             errors.append(RegistryError(dline, f"derivative of '{k}' must be a formula string"))
         else:
-            op.derivatives[k] = v.strip()
+            op = replace(op, derivatives={**op.derivatives, k: v.strip()})
             ctx.formula_lines[(op.full_name, k)] = dline
-    op.non_differentiable = _as_list(raw.get("non_differentiable", []))
+    op = replace(op, non_differentiable=_as_list(raw.get("non_differentiable", [])))
     for k in op.non_differentiable:
         if op.arg(k) is None or op.arg(k).type.base != "Tensor":
             errors.append(RegistryError(raw.line_of("non_differentiable"), f"non_differentiable: '{k}' is not a Tensor argument"))
@@ -496,9 +500,9 @@ def _parse_op(raw, groups, ctx, errors):
             if a.name not in op.derivatives and a.name not in op.non_differentiable and a.name not in op.bool_inputs:
                 errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: no derivative for input '{a.name}'",
                                             "add a formula, or list it under non_differentiable"))
-    op.gradgrad = bool(raw.get("gradgrad", True))
+    op = replace(op, gradgrad=bool(raw.get("gradgrad", True)))
     if "differentiable" in raw:
-        op.composes_gradients = bool(raw["differentiable"])
+        op = replace(op, composes_gradients=bool(raw["differentiable"]))
         if kind != "composite" or op.derivatives:
             errors.append(RegistryError(raw.line_of("differentiable"), f"{sig.full_name}: 'differentiable' applies to composite "
                                         "ops without derivatives (others are differentiable exactly when they have them)"))
@@ -506,13 +510,13 @@ def _parse_op(raw, groups, ctx, errors):
         if key in raw and "meta" not in raw:
             errors.append(RegistryError(raw.line_of(key), f"{sig.full_name}: '{key}' applies to structured kernel ops (meta:) only"))
     if "meta" in raw:
-        op.meta = str(raw["meta"])
-        _check_meta(op, raw, errors)
+        op = replace(op, meta=str(raw["meta"]))
+        op = _check_meta(op, raw, errors)
         if len(errors) > n_before:
             return None
-    op.variants = _as_list(raw.get("variants", _default_variants(kind, sig, op.meta)))
+    op = replace(op, variants=_as_list(raw.get("variants", _default_variants(kind, sig, op.meta))))
     if "function" not in op.variants:
-        op.variants.insert(0, "function")  # methods and variants are built on the function
+        op = replace(op, variants=["function"] + op.variants)  # methods and variants are built on the function
     for v in op.variants:
         if v not in VARIANTS:
             errors.append(RegistryError(raw.line_of("variants"), f"unknown variant '{v}'", f"variants: {', '.join(VARIANTS)}"))
@@ -524,26 +528,26 @@ def _parse_op(raw, groups, ctx, errors):
             errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: no in-place variant: its result is not one tensor of self's shape"))
         if v == "method" and not (sig.arguments and sig.arguments[0].name == "self" and sig.arguments[0].type.is_tensor):
             errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: a method needs 'Tensor self' first"))
-    op.operators = _as_list(raw.get("operator", []))
+    op = replace(op, operators=_as_list(raw.get("operator", [])))
     for o in op.operators:
         if o not in OPERATORS:
             errors.append(RegistryError(raw.line_of("operator"), f"unknown operator '{o}'", f"operators: {' '.join(sorted(OPERATORS))}"))
         n_tensors = len(op.tensor_args)
         if o == "~" and n_tensors != 1 or o not in ("-", "~") and n_tensors != 2:
             errors.append(RegistryError(raw.line_of("operator"), f"operator '{o}' does not fit {sig.full_name}'s {n_tensors} Tensor argument(s)"))
-    op.domain = _check_domain(op, raw.get("domain"), raw.line_of("domain") if "domain" in raw else line, errors)
-    op.torch = raw.get("torch")
-    op.compare = str(raw.get("compare", "values"))
+    op = replace(op, domain=_check_domain(op, raw.get("domain"), raw.line_of("domain") if "domain" in raw else line, errors))
+    op = replace(op, torch=raw.get("torch"))
+    op = replace(op, compare=str(raw.get("compare", "values")))
     if op.compare not in COMPARES:
         errors.append(RegistryError(raw.line_of("compare"), f"unknown compare '{op.compare}'", f"compare: {', '.join(COMPARES)}"))
     elif op.is_random and op.compare != "metadata":
         errors.append(RegistryError(raw.line_of("compare") if "compare" in raw else line,
                                     f"{sig.full_name}: a random op's values cannot match PyTorch's generator",
                                     "add compare: metadata (sizes, dtype and device are compared; reseeding makes the variants comparable)"))
-    op.special_values = bool(raw.get("special_values", False))
+    op = replace(op, special_values=bool(raw.get("special_values", False)))
     if len(errors) > n_before:
         return None
-    op.samples = _validate_samples(op, raw.get("samples"), raw.line_of("samples") if "samples" in raw else line, errors)
+    op = replace(op, samples=_validate_samples(op, raw.get("samples"), raw.line_of("samples") if "samples" in raw else line, errors))
     return op
 
 
@@ -582,7 +586,7 @@ def build(doc, root):
         ops.append(op)
     registry = Registry(ops=ops, groups=groups)
     formulas.check_registry(registry, ctx.formula_lines, root, errors)
-    check_kernels_exist(registry, root, errors)
+    registry = replace(registry, missing=check_kernels_exist(registry, root, errors))
     if errors:
         errors.sort(key=lambda e: e.line)
         raise ErrorList(errors)
@@ -590,21 +594,22 @@ def build(doc, root):
 
 
 def check_kernels_exist(registry, root, errors):
-    """A named kernel or composite function must be defined in the tree (not only declared)."""
+    """A named kernel or composite function must be defined in the tree (not only declared).
+    Returns the ops whose kernels may be missing (KILN_ALLOW_MISSING_KERNELS=1)."""
     import os
     allow_missing = os.environ.get("KILN_ALLOW_MISSING_KERNELS") == "1"
     texts = {"kernel": _read_tree(os.path.join(root, "kernels", "cpu")),
              "composite": _read_tree(os.path.join(root, "runtime", "src", "composite"))}
     where = {"kernel": "kernels/cpu/ (namespace kiln::cpu)", "composite": "runtime/src/composite/ (namespace kiln::composite)"}
     cuda_text = _read_tree(os.path.join(root, "kernels", "cuda"))
-    registry.missing = []
+    missing = []
     for op in registry.ops:
         if op.kind != "kernel" and not op.is_function:
             continue
         pattern = re.compile(r"[\w>&*:\s]\s*\b" + re.escape(op.body) + r"\s*\([^;{]*\)\s*(const\s*)?\{", re.S)
         if not pattern.search(texts[op.kind]):
             if allow_missing:
-                registry.missing.append(op)
+                missing.append(op)
                 continue
             errors.append(RegistryError(op.line, f"{op.full_name}: {op.kind} function '{op.body}' is not defined in {where[op.kind]}",
                                         f"define it with the signature declared in generated/include/kiln/gen/"
@@ -615,6 +620,7 @@ def check_kernels_exist(registry, root, errors):
                                         "kernels/cuda/ (namespace kiln::cuda)",
                                         "define it there with the signature in generated/include/kiln/gen/cuda_kernels.h, "
                                         "or drop cuda from backends"))
+    return missing
 
 
 def _read_tree(path):

@@ -52,24 +52,10 @@ def _enrich(v, views_by_name, sources):
         v.scalar_method_params_decl = f"const Scalar& {second.name}" + (f", {rest_decl}" if rest_decl else "")
         v.scalar_method_params_def = f"const Scalar& {second.name}" + (f", {rest_def}" if rest_def else "")
         v.scalar_rest_args = ", ".join(a.name for a in rest)
-    lines, names = v.registry_conversions()
-    v.reg_lines = lines
-    v.reg_result = v.registry_result(f"{op.name}({names})")
 
 
 def str_args(sig):
-    parts = []
-    star = False
-    for a in sig.arguments:
-        if a.kwarg_only and not star:
-            parts.append("*")
-            star = True
-        parts.append(f"{a.type.schema()} {a.name}" + (f"={a.default}" if a.default is not None else ""))
-    if sig.returns_tuple:
-        ret = "(" + ", ".join(f"{r.type.schema()} {r.name}" for r in sig.returns) + ")"
-    else:
-        ret = sig.returns[0].type.schema()
-    return f"({', '.join(parts)}) -> {ret}"
+    return sig.arguments_text()
 
 
 def is_grad_tested(op):
@@ -138,7 +124,7 @@ class Writer:
 def render(registry, out_dir, sources=None):
     """sources (loader.Sources): the registry files that `#line` directives in composite bodies name."""
     env = _env()
-    missing = getattr(registry, "missing", [])
+    missing = registry.missing
     views = [OpView(op, registry, missing) for op in registry.ops]
     by_name = {}
     for v in views:

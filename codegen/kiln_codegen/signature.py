@@ -74,6 +74,25 @@ class Signature:
     def full_name(self):
         return f"{self.name}.{self.overload}" if self.overload else self.name
 
+    def arguments_text(self):
+        """`(Type arg=default, *, ...) -> Returns`, as the schema is written."""
+        parts = []
+        star = False
+        for a in self.arguments:
+            if a.kwarg_only and not star:
+                parts.append("*")
+                star = True
+            parts.append(f"{a.type.schema()} {a.name}" + (f"={a.default}" if a.default is not None else ""))
+        if self.returns_tuple:
+            ret = "(" + ", ".join(f"{r.type.schema()} {r.name}" for r in self.returns) + ")"
+        else:
+            ret = self.returns[0].type.schema()
+        return f"({', '.join(parts)}) -> {ret}"
+
+    def schema(self):
+        """The schema text this signature prints as; parse_signature(s.schema()) == s."""
+        return self.full_name + self.arguments_text()
+
 
 _TYPE_RE = re.compile(r"^(Tensor|int|float|bool|Scalar|ScalarType|str|Device|Layout|MemoryFormat|Generator)(\((\w+!?)\))?(\[(\d*)\])?(\?)?$")
 _NAME_RE = re.compile(r"^[A-Za-z_]\w*$")
@@ -195,4 +214,9 @@ def parse_signature(text):
         if t.base != "Tensor":
             raise SignatureError(f"ops return Tensor, (Tensor a, Tensor b) or Tensor[], got '{ret_text}'")
         sig.returns.append(Return(name=None, type=t))
+    # Round trip: what was parsed prints back as the text, so nothing was lost or misread
+    # (a registry signature is written in the one canonical spelling).
+    canonical = sig.schema()
+    if canonical != " ".join(text.split()):
+        raise SignatureError(f"write it as '{canonical}' (the parsed schema prints differently)")
     return sig

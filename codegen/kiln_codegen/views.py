@@ -1,6 +1,76 @@
 """Per-op facts the templates need, computed once from the model."""
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
 from . import cpp, formulas
 from .model import COMPLEX, DTYPES, FLOATING, INTEGRAL, META_FAMILIES, normalized_samples
+
+@dataclass(frozen=True)
+class SavedInput:
+    """An argument a backward formula reads, kept in the node."""
+    name: str
+    kind: str          # "tensor" (a SavedVariable), "tensor_list" or "value" (stored by value)
+    stored_type: str   # value: the member's C++ type
+    store_expr: str    # value: how the call's argument becomes the member
+
+
+@dataclass(frozen=True)
+class SavedOutput:
+    """An output a backward formula reads (saved without its history: no reference cycle)."""
+    name: str
+    index: int
+
+
+@dataclass(frozen=True)
+class InputMeta:
+    """The sizes and dtype of a Tensor input (a list's per element) the node keeps."""
+    name: str
+    is_list: bool
+    sizes_local: bool  # a formula reads <name>_sizes
+    dtype_local: bool  # a formula reads <name>_dtype
+
+
+@dataclass(frozen=True)
+class GradInput:
+    """A differentiable input: its formula and its first slot among the node's edges."""
+    name: str
+    formula: str
+    is_list: bool
+    index: int                    # slots of the single Tensors before it
+    lists_before: Tuple[str, ...]  # lists before it, one slot per element each
+
+
+@dataclass(frozen=True)
+class ScalarSlot:
+    """A non-Tensor argument of a pointwise op as the PointwiseCall carries it to the functor."""
+    name: str
+    kind: str        # choice (str, as its index), optional (math::Opt<T>), compute (T), int, bool
+    index: int       # in call.choices for a choice, else in call.scalars
+    choices: Tuple[str, ...] = ()
+    checks_alpha: bool = False  # PyTorch refuses a fractional alpha for integers
+
+
+@dataclass(frozen=True)
+class RegistryArg:
+    """One C++ parameter of an op as call-by-name reads it from the Value at a[index]."""
+    index: int
+    name: str
+    kind: str            # options, generator, tensor(_list), optional_tensor, mutable_tensor,
+                         # (optional_)int_list, (optional_)value
+    getter: str          # value kinds: Value's accessor (to_int, to_scalar ...)
+    value_type: str      # value kinds: the C++ type it returns
+    default: Optional[str]  # C++ default when the argument is left out (None: required or None)
+    is_str: bool         # a str argument is passed as std::string_view
+
+
+# Value accessor and its C++ type per schema base type.
+VALUE_GETTERS = {
+    "int": ("to_int", "int64_t"), "float": ("to_double", "double"), "bool": ("to_bool", "bool"),
+    "Scalar": ("to_scalar", "Scalar"), "ScalarType": ("to_dtype", "DType"), "str": ("to_string", "std::string"),
+    "Device": ("to_device", "Device"), "Layout": ("to_layout", "Layout"),
+    "MemoryFormat": ("to_memory_format", "MemoryFormat"),
+}
+
 
 PROMOTION_ENUM = {"default": "Default", "int_to_float": "IntToFloat", "bool_result": "BoolResult",
                   "complex_to_real": "ComplexToReal", "self": "SelfDType"}
@@ -60,6 +130,7 @@ class OpView:
         self._derivatives(registry)
         self._pointwise()
         self._structured()
+        self._registry()
         self.out_names = [r["name"] for r in self.results] if op.structured else ["out"]
         # a mutating op (uniform_: Tensor(a!) self -> Tensor(a!)) is a non-const method
         self.method_const = "" if (first is not None and first.type.mutable) else " const"
@@ -92,37 +163,37 @@ class OpView:
         return "Layout::Strided"
 
     @property
-    def dtype_checks(self):
-        """Statements checking the declared dtypes of the dispatching inputs."""
-        out = []
-        if self.op.kind == "pointwise":
+    def dtype_checked(self):
+        """(argument, how) pairs the entry point checks against the declared dtypes, in order:
+        how is tensor, list (each element), zero_dim (a 0-d "value tensor") or options (a
+        factory's given dtype). A structured factory checks the dtype its meta step resolves."""
+        op = self.op
+        if op.kind == "pointwise":
+            out = []
             for a in self.tensors:
-                if a.name not in self.op.bool_inputs:
-                    out.append(f'support::check_dtype("{self.full}", "{a.name}", {a.name}, kDTypes);')
-                if a.name in self.op.zero_dim:
-                    out.append(f'support::check_zero_dim("{self.name}", "{a.name}", {a.name});')
+                if a.name not in op.bool_inputs:
+                    out.append((a.name, "tensor"))
+                if a.name in op.zero_dim:
+                    out.append((a.name, "zero_dim"))
             return out
-        if self.options_group and not self.op.structured:  # a structured factory checks the dtype it resolves
-            return [f'support::check_options_dtype("{self.full}", options, kDTypes);']
-        for a in self.sig.arguments:
+        if self.options_group:
+            return [] if op.structured else [("options", "options")]
+        for a in self.sig.arguments:  # the first Tensor (or list) decides
             if a.type.is_tensor and not a.type.optional:
-                out.append(f'support::check_dtype("{self.full}", "{a.name}", {a.name}, kDTypes);')
-                break
+                return [(a.name, "tensor")]
             if a.type.is_tensor_list:
-                out.append(f'for (const Tensor& t : {a.name}) support::check_dtype("{self.full}", "{a.name}", t, kDTypes);')
-                break
-        return out
+                return [(a.name, "list")]
+        return []
 
     @property
-    def device_check(self):
+    def same_device_inputs(self):
+        """Tensor arguments that must share one device (checked when there are two or more)."""
         names = [a.name for a in self.tensors]
-        if len(names) < 2:
-            return ""
-        pairs = ", ".join("{&%s, \"%s\"}" % (n, n) for n in names)
-        return f'support::check_same_device("{self.full}", {{{pairs}}});'
+        return names if len(names) >= 2 else []
 
     # ---- autograd ----
     def _derivatives(self, registry):
+        """Facts the autograd node is rendered from (templates/autograd.j2)."""
         op = self.op
         self.differentiable = bool(op.derivatives)
         self.diff_inputs = [a for a in op.sig.arguments if a.name in op.derivatives]
@@ -138,73 +209,35 @@ class OpView:
         else:
             self.grad_names = ["grad"]
             self.output_names = ["result"]
-        # saved members: (decl, init-from-forward, release, unpack-local)
-        saved = []
-        for a in op.sig.arguments:
-            if a.name in used:
-                if a.type.is_tensor:
-                    saved.append(dict(decl=f"SavedVariable {a.name}_;", init=f"node->{a.name}_ = SavedVariable({a.name}, false);",
-                                      init_inplace=(f"node->{a.name}_ = SavedVariable({a.name}.clone(), false);" if a.name == "self" else None),
-                                      release=f"{a.name}_.reset();",
-                                      local=f"const Tensor {a.name} = {a.name}_.unpack(self_ref, name());"))
-                elif a.type.is_tensor_list:
-                    saved.append(dict(decl=f"std::vector<SavedVariable> {a.name}_;",
-                                      init=f"for (const Tensor& t : {a.name}) node->{a.name}_.emplace_back(t, false);",
-                                      release=f"{a.name}_.clear();",
-                                      local=f"TensorList {a.name}; for (const SavedVariable& v : {a.name}_) {a.name}.push_back(v.unpack(self_ref, name()));"))
-                else:
-                    saved.append(dict(decl=f"{cpp.stored_type(a.type)} {a.name}_;", init=f"node->{a.name}_ = {cpp.store_expr(a)};",
-                                      release=None, local=f"const auto& {a.name} = {a.name}_;"))
-        for i, r in enumerate(self.output_names):
-            if r in used:
-                saved.append(dict(decl=f"SavedVariable {r}_;", init=None, output_index=i, release=f"{r}_.reset();",
-                                  local=f"const Tensor {r} = {r}_.unpack(self_ref, name());"))
-        for s in saved:
-            s.setdefault("init_inplace", None)
-            s.setdefault("output_index", None)
-        self.saved = saved
-        # sizes/dtypes of inputs: needed by formulas and to finish each input's gradient
-        meta = []
-        for a in op.sig.arguments:
-            if a.type.base != "Tensor":
-                continue
-            need = a.name in op.derivatives or f"{a.name}_sizes" in used or f"{a.name}_dtype" in used
-            if not need:
-                continue
-            if a.type.is_list:
-                meta.append(dict(decl=f"std::vector<DimVector> {a.name}_sizes_; std::vector<DType> {a.name}_dtypes_;",
-                                 init=f"for (const Tensor& t : {a.name}) {{ node->{a.name}_sizes_.push_back(t.sizes()); node->{a.name}_dtypes_.push_back(t.dtype()); }}",
-                                 local=f"const auto& {a.name}_sizes = {a.name}_sizes_;"))
-            else:
-                meta.append(dict(decl=f"DimVector {a.name}_sizes_; DType {a.name}_dtype_ = DType::Float32;",
-                                 init=f"if ({a.name}.defined()) {{ node->{a.name}_sizes_ = {a.name}.sizes(); node->{a.name}_dtype_ = {a.name}.dtype(); }}",
-                                 local=f"const auto& {a.name}_sizes = {a.name}_sizes_; const DType {a.name}_dtype = {a.name}_dtype_;"))
-        self.meta = meta
-        # gradient slots: one edge per differentiable Tensor, one per element of a differentiable list
-        self.edge_inits = []
-        self.grad_blocks = []
-        slot = "0"
+        # what the formulas read: arguments, then outputs (saved without history)
+        self.saved_inputs = [
+            SavedInput(name=a.name,
+                       kind="tensor" if a.type.is_tensor else "tensor_list" if a.type.is_tensor_list else "value",
+                       stored_type=cpp.stored_type(a.type) if a.type.base != "Tensor" else "",
+                       store_expr=cpp.store_expr(a))
+            for a in op.sig.arguments if a.name in used]
+        self.saved_outputs = [SavedOutput(name=r, index=i) for i, r in enumerate(self.output_names) if r in used]
+        # sizes and dtypes of inputs: every differentiable input's gradient is finished with
+        # them; formulas may read them as <input>_sizes / <input>_dtype
+        self.input_meta = [
+            InputMeta(name=a.name, is_list=a.type.is_list, sizes_local=f"{a.name}_sizes" in used,
+                      dtype_local=f"{a.name}_dtype" in used and not a.type.is_list)
+            for a in op.sig.arguments
+            if a.type.base == "Tensor"
+            and (a.name in op.derivatives or f"{a.name}_sizes" in used or f"{a.name}_dtype" in used)]
+        # one edge per differentiable Tensor, one per element of a differentiable list: an
+        # input's first slot is its position among them, plus the lengths of the lists before it
+        grads, index, lists_before = [], 0, []
         for a in self.diff_inputs:
-            formula = op.derivatives[a.name]
+            grads.append(GradInput(name=a.name, formula=op.derivatives[a.name], is_list=a.type.is_list,
+                                   index=index, lists_before=tuple(lists_before)))
             if a.type.is_list:
-                self.edge_inits.append(f"for (const Tensor& t : {a.name}) node->next_edges.push_back(autograd::gradient_edge(t));")
-                self.grad_blocks.append(
-                    f"{{\n      const size_t base = {slot};\n      bool any = false;\n"
-                    f"      for (size_t i = 0; i < {a.name}_sizes_.size(); ++i) any = any || next_edges[base + i].valid();\n"
-                    f"      if (any) {{\n        TensorList g = {formula};\n"
-                    f"        for (size_t i = 0; i < {a.name}_sizes_.size(); ++i)\n"
-                    f"          if (next_edges[base + i].valid()) grad_inputs[base + i] = support::finish_grad(g[i], {a.name}_sizes_[i], {a.name}_dtypes_[i]);\n"
-                    f"      }}\n    }}")
-                slot = f"{slot} + {a.name}_sizes_.size()"
+                lists_before.append(a.name)
             else:
-                self.edge_inits.append(f"node->next_edges.push_back(autograd::gradient_edge({a.name}));")
-                self.grad_blocks.append(
-                    f"if (next_edges[{slot}].valid())\n"
-                    f"      grad_inputs[{slot}] = support::finish_grad({formula}, {a.name}_sizes_, {a.name}_dtype_);")
-                slot = f"{slot} + 1"
+                index += 1
+        self.grad_inputs = grads
         # one allocation for the edge list when its length is known up front
-        if self.diff_inputs and not any(a.type.is_list for a in self.diff_inputs) and len(self.diff_inputs) > 1:
-            self.edge_inits.insert(0, f"node->next_edges.reserve({len(self.diff_inputs)});")
+        self.edge_reserve = len(grads) if len(grads) > 1 and not lists_before else 0
         self.record_inputs = ", ".join(f"&{a.name}" for a in self.diff_inputs if not a.type.is_list)
         self.record_lists = [a.name for a in self.diff_inputs if a.type.is_list]
 
@@ -228,41 +261,20 @@ class OpView:
         self.inputs = ", ".join(f"&{a.name}" for a in self.tensors)
         self.promoting = ", ".join(f"{'&' if not op.arg(s).type.optional else ''}{s}{'' if not op.arg(s).type.optional else ' ? &*' + s + ' : nullptr'}"
                                    for s in op.promote_scalars)
-        fills, fields, inits = [], [], []
-        si = 0
-        ci = 0
+        # the non-Tensor arguments travel in the PointwiseCall: str choices as an index, the
+        # others as Scalars (with a flag for an optional one's presence)
+        slots, scalar, choice = [], 0, 0
         for a in op.sig.arguments:
             if a.type.base == "Tensor":
                 continue
-            b, opt = a.type.base, a.type.optional
-            if b == "str":
-                choices = ", ".join(f'"{c}"' for c in op.choices[a.name])
-                fills.append(f'call.choices[{ci}] = pointwise::choice_index("{self.full}", "{a.name}", {a.name}, {{{choices}}});')
-                fields.append(f"int64_t {a.name};")
-                inits.append(f"call.choices[{ci}]")
-                ci += 1
+            if a.type.base == "str":
+                slots.append(ScalarSlot(name=a.name, kind="choice", index=choice, choices=tuple(op.choices[a.name])))
+                choice += 1
                 continue
-            if opt:
-                fills.append(f"if ({a.name}) {{ call.scalars[{si}] = Scalar(*{a.name}); call.scalar_given[{si}] = true; }}")
-                fields.append(f"math::Opt<T> {a.name};")
-                inits.append(f"math::Opt<op_t>{{call.scalars[{si}].template to<op_t>(), call.scalar_given[{si}]}}")
-            else:
-                fills.append(f"call.scalars[{si}] = Scalar({a.name}); call.scalar_given[{si}] = true;")
-                if a.name == "alpha":  # PyTorch refuses a fractional alpha for integers
-                    fills.append(f'support::check_alpha("{self.full}", call.compute_dtype, {a.name});')
-                if b in ("Scalar", "float"):
-                    fields.append(f"T {a.name};")
-                    inits.append(f"call.scalars[{si}].template to<op_t>()")
-                elif b == "int":
-                    fields.append(f"int64_t {a.name};")
-                    inits.append(f"call.scalars[{si}].template to<int64_t>()")
-                else:
-                    fields.append(f"bool {a.name};")
-                    inits.append(f"call.scalars[{si}].template to<bool>()")
-            si += 1
-        self.scalar_fills = fills
-        self.functor_fields = fields
-        self.functor_inits = ", ".join(inits)
+            kind = "optional" if a.type.optional else {"Scalar": "compute", "float": "compute", "int": "int"}.get(a.type.base, "bool")
+            slots.append(ScalarSlot(name=a.name, kind=kind, index=scalar, checks_alpha=a.name == "alpha" and not a.type.optional))
+            scalar += 1
+        self.scalar_slots = slots
         self.functor_params = ", ".join(("bool " if a.name in op.bool_inputs else "T ") + a.name for a in self.tensors)
         cases = []
         for d in compute_dtypes(op):
@@ -305,85 +317,33 @@ class OpView:
         self.out_params_prefix = ", ".join(f"Tensor& {r['name']}" for r in self.results)
 
     # ---- registry ----
-    def registry_conversions(self):
-        lines = []
-        names = []
+    def _registry(self):
+        """How each schema argument is read from call-by-name's Values (templates/registry.j2)."""
         start = cpp.options_start(self.sig)
+        args = []
         for i, a in enumerate(self.sig.arguments):
             t = a.type
-            if start is not None and start <= i < start + len(cpp.OPTIONS_GROUP):
-                if i == start:
-                    d, l, dev, rg = (f"a[{start + k}]" for k in range(4))
-                    op = self.full
-                    lines.append("TensorOptions options;")
-                    lines.append(f'if ({d} && !{d}->is_none()) options = options.with_dtype({d}->to_dtype("{op}", "dtype"));')
-                    lines.append(f'if ({l} && !{l}->is_none()) options.layout = {l}->to_layout("{op}", "layout");')
-                    lines.append(f'if ({dev} && !{dev}->is_none()) options = options.with_device({dev}->to_device("{op}", "device"));')
-                    lines.append(f'if ({rg}) options.requires_grad = {rg}->to_bool("{op}", "requires_grad");')
-                    names.append("options")
-                continue
-            if t.base == "Generator":
-                lines.append(f'Generator* {a.name} = (a[{i}] && !a[{i}]->is_none()) ? a[{i}]->to_generator("{self.full}", "{a.name}") : nullptr;')
-                names.append(a.name)
-                continue
-            src = f"a[{i}]"
-            dv = cpp.default_value(a)
-            op, an = self.full, a.name
-            def get(expr, default=dv, t=t):
-                if default is None:
-                    return expr
-                return f"({src} ? {expr} : {default if not default.startswith('{') else cpp.param_type(t).replace('const ', '').replace('&', '') + default})"
-            if t.base == "Tensor":
-                if t.is_list:
-                    lines.append(f'const TensorList& {an} = {src}->to_tensor_list("{op}", "{an}");')
-                elif t.optional:
-                    lines.append(f'const Tensor {an} = ({src} && !{src}->is_none()) ? {src}->to_tensor("{op}", "{an}") : Tensor();')
-                elif t.mutable:  # the op writes into it: a handle to the same tensor
-                    lines.append(f'Tensor {an} = {src}->to_tensor("{op}", "{an}");')
-                else:
-                    lines.append(f'const Tensor& {an} = {src}->to_tensor("{op}", "{an}");')
+            if start is not None and start < i < start + len(cpp.OPTIONS_GROUP):
+                continue  # read together with the group's first argument
+            if i == start:
+                kind = "options"
+            elif t.base == "Generator":
+                kind = "generator"
+            elif t.base == "Tensor":
+                kind = "tensor_list" if t.is_list else "optional_tensor" if t.optional else (
+                    "mutable_tensor" if t.mutable else "tensor")
             elif t.base == "int" and t.is_list:
-                if t.optional:
-                    lines.append(f'OptIntList {an}; if ({src} && !{src}->is_none()) {an} = OptIntList({src}->to_int_list("{op}", "{an}"));')
-                    if dv and dv != "std::nullopt":
-                        lines.append(f"if (!{src}) {an} = OptIntList({dv});")
-                else:
-                    init = f'{src}->to_int_list("{op}", "{an}")'
-                    default = dv if dv else "{}"
-                    lines.append(f"const std::vector<int64_t> {an}_v = {src} ? {init} : std::vector<int64_t>{default};")
-                    lines.append(f"IntArrayRef {an}({an}_v);")
-            elif t.optional:
-                inner = {"int": "to_int", "float": "to_double", "bool": "to_bool", "Scalar": "to_scalar",
-                         "ScalarType": "to_dtype", "str": "to_string", "Device": "to_device", "Layout": "to_layout",
-                         "MemoryFormat": "to_memory_format"}[t.base]
-                vt = {"int": "int64_t", "float": "double", "bool": "bool", "Scalar": "Scalar", "ScalarType": "DType",
-                      "str": "std::string", "Device": "Device", "Layout": "Layout", "MemoryFormat": "MemoryFormat"}[t.base]
-                lines.append(f"std::optional<{vt}> {an}_o;")
-                lines.append(f'if ({src} && !{src}->is_none()) {an}_o = {src}->{inner}("{op}", "{an}");')
-                if dv and dv != "std::nullopt":
-                    lines.append(f"if (!{src}) {an}_o = {dv};")
-                if t.base == "str":
-                    lines.append(f"std::optional<std::string_view> {an}; if ({an}_o) {an} = *{an}_o;")
-                else:
-                    lines.append(f"const auto& {an} = {an}_o;")
+                kind = "optional_int_list" if t.optional else "int_list"
             else:
-                inner = {"int": "to_int", "float": "to_double", "bool": "to_bool", "Scalar": "to_scalar",
-                         "ScalarType": "to_dtype", "str": "to_string"}[t.base]
-                vt = {"int": "int64_t", "float": "double", "bool": "bool", "Scalar": "Scalar", "ScalarType": "DType",
-                      "str": "std::string"}[t.base]
-                if dv is None:
-                    lines.append(f'const {vt} {an} = {src}->{inner}("{op}", "{an}");')
-                else:
-                    lines.append(f'const {vt} {an} = {src} ? {vt}({src}->{inner}("{op}", "{an}")) : {vt}({dv});')
-            names.append(an)
-        return lines, ", ".join(names)
-
-    def registry_result(self, call):
-        if self.sig.returns_tuple:
-            n = len(self.sig.returns)
-            items = ", ".join(f"Value(std::get<{i}>(r))" for i in range(n))
-            return f"auto r = {call};\n  return Value::tuple({{{items}}});"
-        return f"return Value({call});"
+                kind = "optional_value" if t.optional else "value"
+            default = cpp.default_value(a)
+            args.append(RegistryArg(index=i, name="options" if kind == "options" else a.name, kind=kind,
+                                    getter=VALUE_GETTERS.get(t.base, ("", ""))[0],
+                                    value_type=VALUE_GETTERS.get(t.base, ("", ""))[1],
+                                    default=None if default in (None, "std::nullopt") else default,
+                                    is_str=t.base == "str"))
+        self.registry_args = args
+        self.registry_call = f"{self.name}({', '.join(r.name for r in args)})"
 
     @property
     def arg_specs(self):

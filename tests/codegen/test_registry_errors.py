@@ -122,6 +122,21 @@ class RegistryErrors(unittest.TestCase):
         random = self.FACTORY.replace("family: factory", "family: random")
         self.assertError(VALID + random, 35, "a random op's values cannot match PyTorch's generator")
 
+    def test_signature_round_trip(self):
+        # what is parsed must print back as written: a misread or dropped piece shows up here
+        self.assertError(VALID.replace("exp(Tensor self) -> Tensor", "exp(Tensor self)->Tensor"), 4,
+                         "write it as 'exp(Tensor self) -> Tensor'")
+        self.assertError(VALID.replace("exp(Tensor self) -> Tensor", "exp(Tensor self,*) -> Tensor"), 4,
+                         "bad signature")
+
+    def test_node_slots_are_plain_numbers(self):
+        r = self.run_gen(VALID, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "generated", "src", "ops", "mul_Tensor.cpp")) as f:
+            text = f.read()
+        self.assertIn("grad_inputs[1] = support::finish_grad(grad * self, other_sizes_, other_dtype_);", text)
+        self.assertNotIn("0 + 1", text)
+
     def test_unknown_key(self):
         self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  pointwize: 1"), 7,
                          "unknown key 'pointwize'")
