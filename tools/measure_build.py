@@ -41,6 +41,8 @@ NEW_KERNEL_OP = """
   backends: [cpu]
   kernel: measure_build_scan
   meta: along_dim
+  samples:
+    - {self: [3, 5], dim: 1}
   doc: A probe kernel op added by tools/measure_build.py.
 """
 NEW_KERNEL_FILE = """// A probe kernel added by tools/measure_build.py.
