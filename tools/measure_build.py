@@ -50,9 +50,8 @@ NEW_KERNEL_FILE = """// A probe kernel added by tools/measure_build.py.
 
 namespace kiln::cpu {
 
-void measure_build_scan(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
-  (void)plan;
-  out.copy_(self);
+void measure_build_scan(const meta::AlongDimPlan& /*plan*/, const Tensor& out, const Tensor& self) {
+  Tensor(out).copy_(self);  // a handle to the same tensor
 }
 
 }  // namespace kiln::cpu
@@ -61,7 +60,9 @@ void measure_build_scan(const meta::AlongDimPlan& plan, const Tensor& out, const
 
 def timed(cmd, cwd):
     start = time.monotonic()
-    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if done.returncode != 0:
+        sys.exit(f"measure_build: {' '.join(cmd)} failed:\n{done.stdout[-4000:]}")
     return time.monotonic() - start
 
 
