@@ -18,6 +18,8 @@ namespace kiln::support {
 // DTypeError unless t's dtype is in `mask` (bit i = DType i); the message lists the dtypes.
 void check_dtype(const char* op, const char* arg, const Tensor& t, uint16_t mask);
 void check_dtype(const char* op, const char* arg, DType dtype, uint16_t mask);
+// DeviceError naming `op` when a factory is asked for a device this build or machine lacks.
+void check_factory_device(const char* op, Device device);
 // A factory's requested dtype, when the caller gave one (else the factory's own rule picks it).
 void check_options_dtype(const char* op, const TensorOptions& options, uint16_t mask);
 // ValueError unless t is 0-d (the "value tensor" overloads: masked_fill.Tensor, ...).

@@ -1,5 +1,6 @@
 // Argument checks shared by every generated op.
 #include <cstring>
+#include "core/allocator_registry.h"
 #include "kiln/op_support.h"
 
 namespace kiln::support {
@@ -24,6 +25,10 @@ void check_dtype(const char* op, const char* arg, DType dtype, uint16_t mask) {
   if (KILN_LIKELY(mask & (1u << int(dtype)))) return;
   KILN_FAIL(DTypeError, op, arg, "dtype ", dtype_name(dtype), " is not supported; ", op, " supports: ",
             dtype_list(mask));
+}
+
+void check_factory_device(const char* op, Device device) {
+  if (KILN_UNLIKELY(!device.is_cpu())) kiln::detail::allocator_for_op(device, op);
 }
 
 void check_options_dtype(const char* op, const TensorOptions& options, uint16_t mask) {
