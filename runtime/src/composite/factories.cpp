@@ -41,6 +41,17 @@ Tensor allocate(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& opt
                                               strides, 0));
 }
 
+// Contiguous strides, after checking the sizes are non-negative and their product fits (so no
+// stride overflows).
+DimVector dense_strides(IntArrayRef sizes, const char* op) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    KILN_CHECK(s >= 0, ValueError, op, "size", "negative dimension ", s, " in ", shape_str(sizes));
+    KILN_CHECK(!__builtin_mul_overflow(n, s, &n), ValueError, op, "size", "too many elements in ", shape_str(sizes));
+  }
+  return contiguous_strides(sizes);
+}
+
 // Strides of a dense tensor whose dims are laid out in memory in `order` (outermost first).
 DimVector strides_in_order(IntArrayRef sizes, const std::vector<int64_t>& order) {
   DimVector strides(sizes.size());
@@ -54,13 +65,15 @@ DimVector strides_in_order(IntArrayRef sizes, const std::vector<int64_t>& order)
 
 DimVector format_strides(IntArrayRef sizes, MemoryFormat format, const char* op) {
   switch (format) {
-    case MemoryFormat::Contiguous: return contiguous_strides(sizes);
+    case MemoryFormat::Contiguous: return dense_strides(sizes, op);
     case MemoryFormat::ChannelsLast:
       KILN_CHECK(sizes.size() == 4, ValueError, op, "memory_format", "required rank 4 tensor to use channels_last format");
+      (void)dense_strides(sizes, op);
       return strides_in_order(sizes, {0, 2, 3, 1});
     case MemoryFormat::ChannelsLast3d:
       KILN_CHECK(sizes.size() == 5, ValueError, op, "memory_format",
                  "required rank 5 tensor to use channels_last_3d format");
+      (void)dense_strides(sizes, op);
       return strides_in_order(sizes, {0, 2, 3, 4, 1});
     case MemoryFormat::Preserve: break;
   }
@@ -129,16 +142,16 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions options
 }
 
 Tensor zeros(IntArrayRef size, TensorOptions options) {
-  return zero_filled(allocate(size, contiguous_strides(size), options, "zeros"));
+  return zero_filled(allocate(size, dense_strides(size, "zeros"), options, "zeros"));
 }
 
 Tensor ones(IntArrayRef size, TensorOptions options) {
-  return allocate(size, contiguous_strides(size), options, "ones").fill_(1);
+  return allocate(size, dense_strides(size, "ones"), options, "ones").fill_(1);
 }
 
 Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions options) {
   if (!options.dtype_given) options.dtype = inferred_dtype(fill_value);
-  return allocate(size, contiguous_strides(size), options, "full").fill_(fill_value);
+  return allocate(size, dense_strides(size, "full"), options, "full").fill_(fill_value);
 }
 
 Tensor scalar_tensor(const Scalar& s, TensorOptions options) {

@@ -244,20 +244,22 @@ Tensor randperm(int64_t n, TensorOptions opts, Generator* gen) {
     if (n > 0) cuda::detail::randperm_fill(out, resolve(gen));
     return out;
   }
-  std::vector<uint64_t> keys(static_cast<size_t>(n));
-  random_detail::fill_blocks(keys.data(), n, random_detail::PermKeyBlock{}, resolve(gen));
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  std::iota(perm.begin(), perm.end(), int64_t(0));
-  std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
-    return keys[size_t(a)] != keys[size_t(b)] ? keys[size_t(a)] < keys[size_t(b)] : a < b;
-  });
+  // kiln tensors rather than std::vectors: an n too large to hold is the allocator's
+  // kiln::Error naming the op, never std::length_error or std::bad_alloc
+  const TensorOptions words(DType::Int64);
+  Tensor key_buffer = kiln::empty({n}, words), perm_buffer = kiln::empty({n}, words);
+  auto* keys = static_cast<uint64_t*>(key_buffer.data_ptr());
+  auto* perm = static_cast<int64_t*>(perm_buffer.data_ptr());
+  random_detail::fill_blocks(keys, n, random_detail::PermKeyBlock{}, resolve(gen));
+  std::iota(perm, perm + n, int64_t(0));
+  std::sort(perm, perm + n, [&](int64_t a, int64_t b) { return keys[a] != keys[b] ? keys[a] < keys[b] : a < b; });
   const int64_t size[] = {n};
   return create(IntArrayRef(size, 1), opts, [&](Tensor& t) {
     visit_dtype(t.dtype(), [&](auto tag) {
       using S = decltype(tag);
       if constexpr (!is_complex_v<S>) {
         S* p = static_cast<S*>(t.data_ptr());
-        for (int64_t i = 0; i < n; ++i) p[i] = S(perm[size_t(i)]);
+        for (int64_t i = 0; i < n; ++i) p[i] = S(perm[i]);
       }
     });
   });
