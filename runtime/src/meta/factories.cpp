@@ -42,7 +42,7 @@ RangePlan arange(const char* op, const Scalar& start, const Scalar& end, const S
   } else {
     size_d = std::ceil((end.to_double() - start.to_double()) / step.to_double());
   }
-  KILN_CHECK(size_d >= 0 && size_d <= double(INT64_MAX), ValueError, op, "end",
+  KILN_CHECK(size_d >= 0 && size_d < 0x1p63, ValueError, op, "end",  // 2^63 itself is no int64
              "invalid size, possible overflow? (start ", start.str(), ", end ", end.str(), ", step ", step.str(), ")");
   plan.sizes = {int64_t(size_d)};
   if (integral) {
