@@ -42,6 +42,9 @@ namespace pointwise {
 
 // result_type over tensors (0-d and wrapped numbers weigh less, as in PyTorch).
 DType result_type(std::initializer_list<const Tensor*> inputs);
+// The dtype a Python number of this kind takes (bool, int64, the default float or complex dtype):
+// in promotion, and for torch.full's result without a dtype.
+DType scalar_dtype(const Scalar& s);
 DType result_type(const Tensor* const* inputs, int n, const Scalar* const* scalars = nullptr, int num_scalars = 0);
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op, const char* arg);
 

@@ -7,6 +7,7 @@
 #include <numeric>
 #include "core/allocator_registry.h"
 #include "core/pooled.h"
+#include "factory_options.h"
 #include "kiln/op_support.h"
 
 namespace kiln::composite {
@@ -32,24 +33,25 @@ size_t span_bytes(IntArrayRef sizes, IntArrayRef strides, DType dtype, const cha
   return size_t(bytes);
 }
 
-Tensor allocate(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options, const char* op) {
-  KILN_CHECK(options.layout == Layout::Strided, NotImplementedError, op, "layout", "no ", layout_name(options.layout),
-             " tensors yet (only strided)");
-  size_t nbytes = span_bytes(sizes, strides, options.dtype, op);
-  if (KILN_UNLIKELY(!options.device.is_cpu())) kiln::detail::allocator_for_op(options.device, op);
-  return Tensor(kiln::detail::new_tensor_impl(kiln::detail::new_storage(nbytes, options.device), options.dtype, sizes,
-                                              strides, 0));
-}
-
-// Contiguous strides, after checking the sizes are non-negative and their product fits (so no
-// stride overflows).
-DimVector dense_strides(IntArrayRef sizes, const char* op) {
-  int64_t n = 1;
+// Bytes of a dense tensor of `sizes` (in any dim order: its storage holds exactly its elements);
+// checks sizes are non-negative and the counts fit, before any stride is computed.
+size_t dense_bytes(IntArrayRef sizes, DType dtype, const char* op) {
+  int64_t n = 1, bytes;
   for (int64_t s : sizes) {
     KILN_CHECK(s >= 0, ValueError, op, "size", "negative dimension ", s, " in ", shape_str(sizes));
     KILN_CHECK(!__builtin_mul_overflow(n, s, &n), ValueError, op, "size", "too many elements in ", shape_str(sizes));
   }
-  return contiguous_strides(sizes);
+  KILN_CHECK(!__builtin_mul_overflow(n, int64_t(element_size(dtype)), &bytes), ValueError, op, "size",
+             "too many bytes for ", shape_str(sizes));
+  return size_t(bytes);
+}
+
+Tensor allocate(IntArrayRef sizes, IntArrayRef strides, size_t nbytes, const TensorOptions& options, const char* op) {
+  KILN_CHECK(options.layout == Layout::Strided, NotImplementedError, op, "layout", "no ", layout_name(options.layout),
+             " tensors yet (only strided)");
+  if (KILN_UNLIKELY(!options.device.is_cpu())) kiln::detail::allocator_for_op(options.device, op);
+  return Tensor(kiln::detail::new_tensor_impl(kiln::detail::new_storage(nbytes, options.device), options.dtype, sizes,
+                                              strides, 0));
 }
 
 // Strides of a dense tensor whose dims are laid out in memory in `order` (outermost first).
@@ -63,17 +65,16 @@ DimVector strides_in_order(IntArrayRef sizes, const std::vector<int64_t>& order)
   return strides;
 }
 
+// Strides of `format` (sizes already checked by dense_bytes).
 DimVector format_strides(IntArrayRef sizes, MemoryFormat format, const char* op) {
   switch (format) {
-    case MemoryFormat::Contiguous: return dense_strides(sizes, op);
+    case MemoryFormat::Contiguous: return contiguous_strides(sizes);
     case MemoryFormat::ChannelsLast:
       KILN_CHECK(sizes.size() == 4, ValueError, op, "memory_format", "required rank 4 tensor to use channels_last format");
-      (void)dense_strides(sizes, op);
       return strides_in_order(sizes, {0, 2, 3, 1});
     case MemoryFormat::ChannelsLast3d:
       KILN_CHECK(sizes.size() == 5, ValueError, op, "memory_format",
                  "required rank 5 tensor to use channels_last_3d format");
-      (void)dense_strides(sizes, op);
       return strides_in_order(sizes, {0, 2, 3, 4, 1});
     case MemoryFormat::Preserve: break;
   }
@@ -93,19 +94,19 @@ DimVector preserved_strides(const Tensor& self) {
   return dense;
 }
 
-// What the caller left out of a *_like call comes from self.
-TensorOptions like(const Tensor& self, TensorOptions options) {
-  if (!options.dtype_given) options.dtype = self.dtype();
-  if (!options.device_given) options.device = self.device();
-  return options;
+// A new dense tensor of `sizes` laid out in `format`.
+Tensor allocate_dense(IntArrayRef sizes, const TensorOptions& options, const char* op,
+                      MemoryFormat format = MemoryFormat::Contiguous) {
+  const size_t nbytes = dense_bytes(sizes, options.dtype, op);
+  return allocate(sizes, format_strides(sizes, format, op), nbytes, options, op);
 }
 
 Tensor empty_like_as(const Tensor& self, const TensorOptions& options, std::optional<MemoryFormat> format,
                      const char* op) {
-  const TensorOptions o = like(self, options);
+  const TensorOptions o = options_like(self, options);
   const MemoryFormat f = format.value_or(MemoryFormat::Preserve);
-  return allocate(self.sizes(), f == MemoryFormat::Preserve ? preserved_strides(self) : format_strides(self.sizes(), f, op),
-                  o, op);
+  if (f != MemoryFormat::Preserve) return allocate_dense(self.sizes(), o, op, f);
+  return allocate(self.sizes(), preserved_strides(self), dense_bytes(self.sizes(), o.dtype, op), o, op);
 }
 
 Tensor zero_filled(Tensor t) {
@@ -117,45 +118,33 @@ Tensor zero_filled(Tensor t) {
   return t;
 }
 
-// What a Python number's kind creates in torch.full.
-DType inferred_dtype(const Scalar& s) {
-  switch (s.kind()) {
-    case Scalar::Kind::Bool: return DType::Bool;
-    case Scalar::Kind::Int: return DType::Int64;
-    case Scalar::Kind::Float: return default_float_dtype();
-    case Scalar::Kind::Complex: break;
-  }
-  return to_complex(default_float_dtype());
-}
-
 }  // namespace
 
 Tensor empty(IntArrayRef size, TensorOptions options, std::optional<MemoryFormat> memory_format) {
-  return allocate(size, format_strides(size, memory_format.value_or(MemoryFormat::Contiguous), "empty"), options,
-                  "empty");
+  return allocate_dense(size, options, "empty", memory_format.value_or(MemoryFormat::Contiguous));
 }
 
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions options) {
   KILN_CHECK(size.size() == stride.size(), ShapeError, "empty_strided", "stride", "got ", stride.size(),
              " strides for ", size.size(), " sizes");
-  return allocate(size, stride, options, "empty_strided");
+  return allocate(size, stride, span_bytes(size, stride, options.dtype, "empty_strided"), options, "empty_strided");
 }
 
 Tensor zeros(IntArrayRef size, TensorOptions options) {
-  return zero_filled(allocate(size, dense_strides(size, "zeros"), options, "zeros"));
+  return zero_filled(allocate_dense(size, options, "zeros"));
 }
 
 Tensor ones(IntArrayRef size, TensorOptions options) {
-  return allocate(size, dense_strides(size, "ones"), options, "ones").fill_(1);
+  return allocate_dense(size, options, "ones").fill_(1);
 }
 
 Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions options) {
-  if (!options.dtype_given) options.dtype = inferred_dtype(fill_value);
-  return allocate(size, dense_strides(size, "full"), options, "full").fill_(fill_value);
+  if (!options.dtype_given) options.dtype = pointwise::scalar_dtype(fill_value);  // torch.full's rule
+  return allocate_dense(size, options, "full").fill_(fill_value);
 }
 
 Tensor scalar_tensor(const Scalar& s, TensorOptions options) {
-  return allocate({}, {}, options, "scalar_tensor").fill_(s);
+  return allocate_dense({}, options, "scalar_tensor").fill_(s);
 }
 
 Tensor empty_like(const Tensor& self, TensorOptions options, std::optional<MemoryFormat> memory_format) {

@@ -14,6 +14,7 @@
 #include "kiln/op_support.h"
 #include "kiln/random.h"
 #include "kiln/cuda/device_random.h"
+#include "factory_options.h"
 #include "random_fill.h"
 
 namespace kiln::composite {
@@ -296,24 +297,14 @@ Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
   return composite::bernoulli(kiln::full_like(self, p, TensorOptions(), MemoryFormat::Contiguous), gen);
 }
 
-namespace {
-
 // *_like: self's sizes and, unless given, its dtype and device; the result is contiguous (its
 // values are drawn in logical order either way).
-TensorOptions like(const Tensor& self, TensorOptions options) {
-  if (!options.dtype_given) options.dtype = self.dtype();
-  if (!options.device_given) options.device = self.device();
-  return options;
-}
-
-}  // namespace
-
 Tensor rand_like(const Tensor& self, TensorOptions options, std::optional<MemoryFormat>) {
-  return composite::rand(self.sizes(), like(self, options), nullptr);
+  return composite::rand(self.sizes(), options_like(self, options), nullptr);
 }
 
 Tensor randn_like(const Tensor& self, TensorOptions options, std::optional<MemoryFormat>) {
-  return composite::randn(self.sizes(), like(self, options), nullptr);
+  return composite::randn(self.sizes(), options_like(self, options), nullptr);
 }
 
 // normal: standard normal draws scaled by std and shifted by mean (broadcast together), as

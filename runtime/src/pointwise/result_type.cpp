@@ -31,15 +31,6 @@ void update(ResultTypeState& s, const Tensor& t) {
   else promote_into(s.zero_dim, current);
 }
 
-DType scalar_dtype(const Scalar& s) {
-  switch (s.kind()) {
-    case Scalar::Kind::Bool: return DType::Bool;
-    case Scalar::Kind::Int: return DType::Int64;
-    case Scalar::Kind::Float: return default_float_dtype();
-    case Scalar::Kind::Complex: break;
-  }
-  return default_complex_dtype();
-}
 
 // A lower-priority group only matters when its category is higher (ATen's combine_categories).
 std::optional<DType> combine_categories(std::optional<DType> higher, std::optional<DType> lower) {
@@ -57,6 +48,16 @@ std::optional<DType> combine_categories(std::optional<DType> higher, std::option
 }
 
 }  // namespace
+
+DType scalar_dtype(const Scalar& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::Bool: return DType::Bool;
+    case Scalar::Kind::Int: return DType::Int64;
+    case Scalar::Kind::Float: return default_float_dtype();
+    case Scalar::Kind::Complex: break;
+  }
+  return default_complex_dtype();
+}
 
 DType result_type(const Tensor* const* inputs, int n, const Scalar* const* scalars, int num_scalars) {
   // The common case, tensors of one dtype and no Python numbers, promotes to that dtype.
