@@ -79,7 +79,7 @@ TEST_CASE("OffsetCalculator: transposed and broadcast inputs match the CPU walk 
   Tensor out = empty({4, 3});
   Tensor at = a.t();                 // at[r][c] = a[c][r] = 4c + r
   Tensor row = iota({3}).expand({4, 3});  // broadcast along dim 0
-  const Tensor* ops[] = {&out, &at, &row};
+  const TensorBase* ops[] = {&out, &at, &row};
   StridedGeometry g = make_geometry(ops, 3);
   REQUIRE(g.numel == 12);
   check_against_walk<uint32_t>(g);
@@ -102,7 +102,7 @@ TEST_CASE("OffsetCalculator: a sliced 3-d view and a permuted operand match the 
   Tensor sliced = base.slice(1, 1, 5, 2);  // [4, 2, 5], dim-1 stride 10
   Tensor permuted = iota({5, 2, 4}).permute({2, 1, 0});
   Tensor out = empty({4, 2, 5});
-  const Tensor* ops[] = {&out, &sliced, &permuted};
+  const TensorBase* ops[] = {&out, &sliced, &permuted};
   StridedGeometry g = make_geometry(ops, 3);
   REQUIRE(g.numel == 40);
   check_against_walk<uint32_t>(g);

@@ -15,7 +15,7 @@ namespace {
 Tensor iota(IntArrayRef shape) { return arange(numel_of(shape), TensorOptions(kFloat32)).reshape(shape); }
 
 StridedGeometry geometry(const Tensor& out, const Tensor& in) {
-  const Tensor* ops[] = {&out, &in};
+  const TensorBase* ops[] = {&out, &in};
   return cpu::make_geometry(ops, 2);
 }
 

@@ -84,13 +84,13 @@ TEST_CASE("result_type: wrapped numbers and promoting scalars") {
 
   // Scalar arguments (pow's exponent, clamp's bounds) weigh like wrapped numbers; null ones are skipped
   Scalar s25(2.5), s1(int64_t(1));
-  const Tensor* ts[] = {&i32};
+  const TensorBase* ts[] = {&i32};
   const Scalar* ss[] = {&s25, nullptr};
   CHECK(result_type(ts, 1, ss, 2) == kFloat32);
   const Scalar* si[] = {&s1};
   CHECK(result_type(ts, 1, si, 1) == kInt32);
   Tensor i8 = dimmed(kInt8);
-  const Tensor* t8[] = {&i8};
+  const TensorBase* t8[] = {&i8};
   CHECK(result_type(t8, 1, si, 1) == kInt8);
 }
 

@@ -16,6 +16,12 @@ Each quoted include is resolved the way the compiler would (the including file's
 then the include roots) and the file it names must lie in a layer the includer may see, so
 `../cpu/x.h` or a header reached through another root is caught as well as a wrong prefix.
 Generated sources are checked when generated/ exists (after a build). Run by CTest (`layering`).
+
+It also fails when a kernel file (cpu or cuda layer) reaches, through any chain of includes, a
+header that changes when an op is added or a signature changes (kiln/tensor.h with its op
+methods, the generated op declarations, the backend table, the aggregate kernel lists): kernels
+see TensorBase and their own kernel's declaration only, so adding an op recompiles none of them.
+The dispatch tables and the CUDA pointwise host entries list every op and are exempt.
 """
 import os
 import re
@@ -86,12 +92,63 @@ def crossings():
     return found
 
 
+# Headers whose text changes when an op is added or a signature changes.
+REGISTRY_WIDE = {"runtime/include/kiln/tensor.h", "runtime/include/kiln/kiln.h", "runtime/include/kiln/op_support.h",
+                 "generated/src/cuda/cuda_elementwise.h"} | {
+    f"generated/include/kiln/gen/{h}" for h in ("ops.h", "factories.h", "tensor_methods.h", "tensor_methods_inl.h",
+                                                "backend_table.h", "composite.h", "cpu_kernels.h", "cuda_kernels.h")}
+# Kernel-layer files that list every op by design.
+LISTS_EVERY_OP = {"generated/src/cpu_table.cpp", "generated/src/cuda_table.cpp",
+                  "generated/src/cuda/pointwise_entries.cpp", "generated/src/cuda/cuda_elementwise.h"}
+
+
+def quoted_includes(rel, layer):
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as fh:
+        text = fh.read()
+    for m in INCLUDE.finditer(text):
+        target = resolve(rel, m.group(1), layer)
+        if target is not None:
+            yield target
+
+
+def registry_wide_reaches():
+    """(kernel file, chain of includes to a registry-wide header) for every kernel file that has one."""
+    found = []
+    for top in ("kernels/cpu", "kernels/cuda", "generated/src"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for f in sorted(files):
+                rel = os.path.relpath(os.path.join(dirpath, f), ROOT).replace(os.sep, "/")
+                layer = layer_of(rel)
+                if not f.endswith(SOURCES) or layer not in ("cpu", "cuda") or rel in LISTS_EVERY_OP:
+                    continue
+                chain = {rel: None}  # breadth-first over includes, remembering who included what
+                queue = [rel]
+                while queue:
+                    cur = queue.pop(0)
+                    if cur in REGISTRY_WIDE:
+                        path = [cur]
+                        while chain[path[-1]] is not None:
+                            path.append(chain[path[-1]])
+                        found.append((rel, list(reversed(path))))
+                        break
+                    for target in quoted_includes(cur, layer):
+                        if target not in chain:
+                            chain[target] = cur
+                            queue.append(target)
+    return found
+
+
 def main():
     found = crossings()
     for rel, line, inc, target, layer, other in found:
         print(f"{rel}:{line}: includes \"{inc}\" ({target}): the {layer} layer may not see the {other} layer")
     print(f"layering: {len(found)} forbidden include(s)")
-    return 1 if found else 0
+    reaches = registry_wide_reaches()
+    for rel, path in reaches:
+        print(f"{rel}: reaches {path[-1]}, which changes when an op is added ({' -> '.join(path)}); "
+              "kernels include kiln/tensor_base.h and their own kiln/gen/kernels/<backend>/<name>.h")
+    print(f"layering: {len(reaches)} kernel file(s) that an added op would recompile")
+    return 1 if found or reaches else 0
 
 
 if __name__ == "__main__":

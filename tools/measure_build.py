@@ -9,8 +9,9 @@ In a scratch copy of the source tree (so the working tree and its build are neve
   add kernel op      ... after adding a structured kernel op (an along_dim scan) and its kernel
                      file; the new file's own compile time is reported apart and excluded
   cuda share         the CUDA kernels of a clean CUDA build (target kiln_cuda_kernels), when nvcc
-                     is found, and their nvcc seconds per generated pointwise op
-Each rebuild also records how many objects it compiled, from ninja's log.
+                     is found, their nvcc seconds per generated pointwise op, and the CUDA kernels
+                     an added pointwise op recompiles
+Each rebuild also records how many objects it compiled, from ninja's log, by part of the build.
 """
 import argparse
 import json
@@ -46,12 +47,12 @@ NEW_KERNEL_OP = """
   doc: A probe kernel op added by tools/measure_build.py.
 """
 NEW_KERNEL_FILE = """// A probe kernel added by tools/measure_build.py.
-#include "kiln/gen/cpu_kernels.h"
+#include "kiln/gen/kernels/cpu/measure_build_scan.h"
 
 namespace kiln::cpu {
 
-void measure_build_scan(const meta::AlongDimPlan& /*plan*/, const Tensor& out, const Tensor& self) {
-  Tensor(out).copy_(self);  // a handle to the same tensor
+void measure_build_scan(const meta::AlongDimPlan& /*plan*/, const TensorBase& out, const TensorBase& self) {
+  out.copy_(self);
 }
 
 }  // namespace kiln::cpu
@@ -85,6 +86,20 @@ def ninja_entries(build):
     return out
 
 
+# What an object is, from its path: the parts of the build a rebuild touched.
+GROUPS = (("generated/src/ops/", "op stubs"), ("generated/src/cpu/", "cpu pointwise kernels"),
+          ("generated/src/cuda/", "cuda pointwise kernels"), ("generated/src/", "tables and registry"),
+          ("generated/tests/", "generated tests"), ("kernels/cpu/", "cpu kernels"), ("kernels/cuda/", "cuda kernels"),
+          ("runtime/src/", "runtime"), ("tests/", "tests"), ("cmake_pch", "precompiled headers"))
+
+
+def object_group(target):
+    for marker, name in GROUPS:
+        if marker in target:
+            return name
+    return "other"
+
+
 def rebuild(make, src, build, label, result, key, own=None):
     """Times a rebuild; records the objects it compiled and (own) the seconds of the new files."""
     before = len(ninja_entries(build))
@@ -92,7 +107,12 @@ def rebuild(make, src, build, label, result, key, own=None):
     compiled = [(t, s) for t, s in ninja_entries(build)[before:] if t.endswith(".o")]
     result[key] = seconds
     result[key.replace("_s", "_objects")] = len(compiled)
-    text = f"{label}: {seconds:.1f} s, {len(compiled)} objects compiled"
+    groups = {}
+    for target, _ in compiled:
+        groups[object_group(target)] = groups.get(object_group(target), 0) + 1
+    result[key.replace("_s", "_objects_by_group")] = dict(sorted(groups.items()))
+    parts = ", ".join(f"{g} {n}" for g, n in sorted(groups.items()))
+    text = f"{label}: {seconds:.1f} s, {len(compiled)} objects compiled ({parts})"
     if own:
         own_s = sum(s for t, s in compiled if any(o in t for o in own))
         result[key.replace("_s", "_own_files_s")] = own_s
@@ -165,6 +185,12 @@ def main():
             print(f"CUDA kernels of a clean build: {result['cuda_kernels_s']:.1f} s "
                   f"({100 * result['cuda_share']:.0f}% of a clean CUDA build), nvcc "
                   f"{result['cuda_s_per_pointwise_op']:.1f} s per pointwise op ({len(pointwise)} ops)", flush=True)
+            # The same added pointwise op as above, now in the CUDA build: the kernels it recompiles.
+            cuda_unary = cuda_src / "ops" / "pointwise_unary.yaml"
+            cuda_unary.write_text(cuda_unary.read_text() + NEW_POINTWISE_OP)
+            rebuild(["cmake", "--build", str(cuda_build), "-j", str(args.jobs), "--target", "kiln_cuda_kernels"],
+                    cuda_src, cuda_build, "CUDA kernels rebuilt after adding a pointwise op", result,
+                    "cuda_add_pointwise_op_s", own=["measure_build_probe"])
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
 
 

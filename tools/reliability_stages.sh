@@ -2,14 +2,17 @@
 # normal suite; `tools/kiln test --quick` skips them. Each stage has its own build directory
 # and prints ctest's summary line:
 #   asan  build-asan (clang, ASan + LSan + UBSan, -O1): the whole suite, any report fails it
-#   fuzz  build-asan: libFuzzer on op calls by name for KILN_FUZZ_SECONDS (60) from fuzz/corpus
+#   fuzz  build-asan: libFuzzer on op calls by name, KILN_FUZZ_RUNS inputs (4000, at most
+#         KILN_FUZZ_SECONDS = 120 s) from seed KILN_FUZZ_SEED (1) and fuzz/corpus: replayable
 #   tsan  build-tsan (clang, TSan, LLVM's OpenMP with its Archer tool, 2 OpenMP threads): the
 #         reliability tests (threads, memory, autograd safety, kiln's own parallel loops)
-# Environment: KILN_FUZZ_SECONDS, KILN_ASAN_BUILD_DIR, KILN_TSAN_BUILD_DIR.
+# Environment: KILN_FUZZ_SEED, KILN_FUZZ_RUNS, KILN_FUZZ_SECONDS, KILN_ASAN_BUILD_DIR, KILN_TSAN_BUILD_DIR.
 
 ASAN_BUILD="${KILN_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 TSAN_BUILD="${KILN_TSAN_BUILD_DIR:-$ROOT/build-tsan}"
-FUZZ_SECONDS="${KILN_FUZZ_SECONDS:-60}"
+FUZZ_SEED="${KILN_FUZZ_SEED:-1}"
+FUZZ_RUNS="${KILN_FUZZ_RUNS:-4000}"
+FUZZ_SECONDS="${KILN_FUZZ_SECONDS:-120}"
 # allocator_may_return_null: a huge request must reach kiln's own out-of-memory error.
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
@@ -32,7 +35,8 @@ stage_asan() {
 }
 
 stage_fuzz() {
-  cmake -S "$ROOT" -B "$ASAN_BUILD" -DKILN_FUZZ_SECONDS="$FUZZ_SECONDS" >/dev/null
+  cmake -S "$ROOT" -B "$ASAN_BUILD" -DKILN_FUZZ_SEED="$FUZZ_SEED" -DKILN_FUZZ_RUNS="$FUZZ_RUNS" \
+    -DKILN_FUZZ_SECONDS="$FUZZ_SECONDS" >/dev/null
   cmake --build "$ASAN_BUILD" -j "$JOBS" --target kiln_fuzz_ops
   (cd "$ASAN_BUILD" && ctest --output-on-failure -L fuzz)
 }
@@ -50,7 +54,7 @@ stage_tsan() {
 # Runs every stage (a failing one does not stop the others); returns non-zero if any failed.
 reliability_stages() {
   local rc=0 summary=() stage start status
-  for stage in asan fuzz tsan; do
+  for stage in asan tsan fuzz; do  # fuzz last: a finding's report ends the log
     say "reliability stage: $stage"
     start=$SECONDS
     status=passed

@@ -612,14 +612,15 @@ def check_kernels_exist(registry, root, errors):
                 missing.append(op)
                 continue
             errors.append(RegistryError(op.line, f"{op.full_name}: {op.kind} function '{op.body}' is not defined in {where[op.kind]}",
-                                        f"define it with the signature declared in generated/include/kiln/gen/"
-                                        f"{'cpu_kernels.h' if op.kind == 'kernel' else 'composite.h'}"))
+                                        "define it with the signature declared in generated/include/kiln/gen/"
+                                        + (f"kernels/cpu/{op.body}.h (include that header)" if op.kind == "kernel"
+                                           else "composite.h")))
         # `backends: [.., cuda]` on a kernel op promises kiln::cuda::<name> in kernels/cuda/.
         if op.kind == "kernel" and "cuda" in op.backends and not pattern.search(cuda_text):
             errors.append(RegistryError(op.line, f"{op.full_name}: backends lists cuda but kernel '{op.body}' is not defined in "
                                         "kernels/cuda/ (namespace kiln::cuda)",
-                                        "define it there with the signature in generated/include/kiln/gen/cuda_kernels.h, "
-                                        "or drop cuda from backends"))
+                                        f"define it there with the signature in generated/include/kiln/gen/kernels/cuda/{op.body}.h "
+                                        "(include that header), or drop cuda from backends"))
     return missing
 
 

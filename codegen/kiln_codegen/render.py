@@ -86,6 +86,18 @@ def _operators(views):
     return ops
 
 
+def _kernel_signatures(views, backend):
+    """Hand-written kernels of `backend` by name: (entries naming it, its distinct signatures)."""
+    kernels = {}
+    for v in views:
+        if backend in v.op.backends and v.op.kind == "kernel" and v.op.structured:
+            entries, signatures = kernels.setdefault(v.op.body, ([], []))
+            entries.append(v.full)
+            if v.kernel_params not in signatures:
+                signatures.append(v.kernel_params)
+    return kernels
+
+
 class Writer:
     def __init__(self, out_dir):
         self.out_dir = out_dir
@@ -138,8 +150,14 @@ def render(registry, out_dir, sources=None):
     w.write(f"{inc}/tensor_methods.h", env.get_template("tensor_methods.h.j2").render(ops=views))
     w.write(f"{inc}/tensor_methods_inl.h", env.get_template("tensor_methods_inl.h.j2").render(ops=views, operators=_operators(views)))
     w.write(f"{inc}/backend_table.h", env.get_template("backend_table.h.j2").render(ops=views))
+    decl_tpl = env.get_template("kernel_decl.h.j2")
     for backend, label in (("cpu", "CPU"), ("cuda", "CUDA")):
-        w.write(f"{inc}/{backend}_kernels.h", env.get_template("backend_kernels.h.j2").render(ops=views, backend=backend, label=label))
+        kernels = _kernel_signatures(views, backend)
+        for name, (entries, signatures) in kernels.items():
+            w.write(f"{inc}/kernels/{backend}/{name}.h", decl_tpl.render(name=name, entries=entries, signatures=signatures,
+                                                                       backend=backend, label=label))
+        w.write(f"{inc}/{backend}_kernels.h", env.get_template("backend_kernels.h.j2").render(
+            ops=views, backend=backend, label=label, kernel_names=sorted(kernels)))
     w.write(f"{inc}/composite.h", env.get_template("composite.h.j2").render(ops=views))
     # One list per CMake target: the core (op entry points, registry), the CPU kernels and the
     # CUDA kernels (pointwise kernels and each backend's table).

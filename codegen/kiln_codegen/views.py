@@ -308,10 +308,10 @@ class OpView:
             extra = []  # the plan carries every argument a factory kernel needs
         self.kernel_extra = [a.name for a in extra]
         n = len(self.results)
-        self.kernel_param_types = ", ".join([f"const {self.plan_type}&"] + ["const Tensor&"] * (n + len(self.kernel_inputs))
+        self.kernel_param_types = ", ".join([f"const {self.plan_type}&"] + ["const TensorBase&"] * (n + len(self.kernel_inputs))
                                             + [cpp.param_type(a.type) for a in extra])
-        self.kernel_params = ", ".join([f"const {self.plan_type}& plan"] + [f"const Tensor& {r['name']}" for r in self.results]
-                                       + [f"const Tensor& {t}" for t in self.kernel_inputs]
+        self.kernel_params = ", ".join([f"const {self.plan_type}& plan"] + [f"const TensorBase& {r['name']}" for r in self.results]
+                                       + [f"const TensorBase& {t}" for t in self.kernel_inputs]
                                        + [f"{cpp.param_type(a.type)} {a.name}" for a in extra])
         self.out_ret = "Tensor&" if n == 1 else "std::tuple<" + ", ".join(["Tensor&"] * n) + ">"
         self.out_params_prefix = ", ".join(f"Tensor& {r['name']}" for r in self.results)

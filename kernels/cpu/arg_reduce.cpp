@@ -1,6 +1,9 @@
 // max.dim, min.dim, argmax and argmin on CPU: the first occurrence wins ties, and a NaN counts
 // as larger (max) or smaller (min) than everything, so the first NaN is selected, as PyTorch.
-#include "kiln/gen/cpu_kernels.h"
+#include "kiln/gen/kernels/cpu/argmax.h"
+#include "kiln/gen/kernels/cpu/argmin.h"
+#include "kiln/gen/kernels/cpu/max_dim.h"
+#include "kiln/gen/kernels/cpu/min_dim.h"
 #include "kiln/meta/inputs.h"
 #include "reducers.h"
 
@@ -76,7 +79,7 @@ struct ArgReducer {
 // Values (optional) and int64 indices of the max/min along the reduction `plan` of `in`.
 // `in` must reduce over a single dim, or be contiguous when reducing all (flat indices).
 template <bool kMax>
-void arg_reduce(const meta::ReducePlan& plan, const Tensor& in, const Tensor* values, const Tensor& indices,
+void arg_reduce(const meta::ReducePlan& plan, const TensorBase& in, const TensorBase* values, const TensorBase& indices,
                 const char* op) {
   ReduceLoops loops = make_reduce_loops(in, plan);
   visit_dtype(in.dtype(), [&](auto tag) {
@@ -93,18 +96,20 @@ void arg_reduce(const meta::ReducePlan& plan, const Tensor& in, const Tensor* va
 
 }  // namespace
 
-void max_dim(const meta::ReducePlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self) {
+void max_dim(const meta::ReducePlan& plan, const TensorBase& values, const TensorBase& indices,
+             const TensorBase& self) {
   arg_reduce<true>(plan, self, &values, indices, "max");
 }
-void min_dim(const meta::ReducePlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self) {
+void min_dim(const meta::ReducePlan& plan, const TensorBase& values, const TensorBase& indices,
+             const TensorBase& self) {
   arg_reduce<false>(plan, self, &values, indices, "min");
 }
 // dim=None reduces every dim: the index is into the flattened tensor, so the walk must be in
 // row-major order (a contiguous copy).
-void argmax(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void argmax(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   arg_reduce<true>(plan, plan.all_dims ? meta::contiguous_input(self) : self, nullptr, out, "argmax");
 }
-void argmin(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void argmin(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   arg_reduce<false>(plan, plan.all_dims ? meta::contiguous_input(self) : self, nullptr, out, "argmin");
 }
 

@@ -3,14 +3,17 @@
 #include <cstring>
 #include "kiln/common/factory_values.h"
 #include "kiln/cpu/parallel.h"
-#include "kiln/gen/cpu_kernels.h"
+#include "kiln/gen/kernels/cpu/arange.h"
+#include "kiln/gen/kernels/cpu/eye.h"
+#include "kiln/gen/kernels/cpu/linspace.h"
+#include "kiln/gen/kernels/cpu/logspace.h"
 
 namespace kiln::cpu {
 namespace {
 
 // out[i] = value(i) for every element, split across threads for large results.
 template <typename T, typename F>
-void fill_indexed(const Tensor& out, const F& value) {
+void fill_indexed(const TensorBase& out, const F& value) {
   T* p = static_cast<T*>(out.data_ptr());
   ::kiln::detail::parallel_range(out.numel(), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) p[i] = value(i);
@@ -19,7 +22,7 @@ void fill_indexed(const Tensor& out, const F& value) {
 
 }  // namespace
 
-void arange(const meta::RangePlan& plan, const Tensor& out) {
+void arange(const meta::RangePlan& plan, const TensorBase& out) {
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_complex_v<T> && !std::is_same_v<T, bool>) {  // the meta step refuses both
@@ -30,7 +33,7 @@ void arange(const meta::RangePlan& plan, const Tensor& out) {
   });
 }
 
-void linspace(const meta::LinspacePlan& plan, const Tensor& out) {
+void linspace(const meta::LinspacePlan& plan, const TensorBase& out) {
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
@@ -40,7 +43,7 @@ void linspace(const meta::LinspacePlan& plan, const Tensor& out) {
   });
 }
 
-void logspace(const meta::LinspacePlan& plan, const Tensor& out) {
+void logspace(const meta::LinspacePlan& plan, const TensorBase& out) {
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
@@ -52,7 +55,7 @@ void logspace(const meta::LinspacePlan& plan, const Tensor& out) {
   });
 }
 
-void eye(const meta::EyePlan& plan, const Tensor& out) {
+void eye(const meta::EyePlan& plan, const TensorBase& out) {
   if (out.numel() == 0) return;
   std::memset(out.data_ptr(), 0, out.nbytes());  // all-zero bits are 0 in every dtype
   const int64_t n = plan.sizes[0], m = plan.sizes[1], k = n < m ? n : m;

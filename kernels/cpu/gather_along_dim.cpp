@@ -3,15 +3,16 @@
 // adjoint _cummaxmin_gather reads out[j] = self[indices[j]]. Every index is checked before
 // anything is written.
 #include <algorithm>
-#include "kiln/gen/cpu_kernels.h"
+#include "kiln/gen/kernels/cpu/_cummaxmin_backward.h"
+#include "kiln/gen/kernels/cpu/_cummaxmin_gather.h"
 #include "kiln/cpu/parallel.h"
 
 namespace kiln::cpu {
 namespace {
 
 template <bool kScatter>
-void along_lines(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const Tensor& indices,
-                 const char* op) {
+void along_lines(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self,
+                 const TensorBase& indices, const char* op) {
   const int64_t outer = plan.split.outer, D = plan.split.size, inner = plan.split.inner;
   const int64_t n = outer * D * inner;
   const int64_t* idx = static_cast<const int64_t*>(indices.data_ptr());
@@ -24,7 +25,7 @@ void along_lines(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor
     const T* x = static_cast<const T*>(self.data_ptr());
     T* y = static_cast<T*>(out.data_ptr());
     if constexpr (kScatter) std::fill(y, y + n, T(0));
-    detail::parallel_items(outer, D * inner, [&](int64_t b, int64_t e) {
+    kiln::detail::parallel_items(outer, D * inner, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         for (int64_t i = 0; i < inner; ++i) {
           const int64_t base = o * D * inner + i;
@@ -41,11 +42,13 @@ void along_lines(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor
 
 }  // namespace
 
-void _cummaxmin_backward(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const Tensor& indices) {
+void _cummaxmin_backward(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self,
+                         const TensorBase& indices) {
   along_lines<true>(plan, out, self, indices, "_cummaxmin_backward");
 }
 
-void _cummaxmin_gather(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const Tensor& indices) {
+void _cummaxmin_gather(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self,
+                       const TensorBase& indices) {
   along_lines<false>(plan, out, self, indices, "_cummaxmin_gather");
 }
 

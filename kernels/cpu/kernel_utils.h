@@ -4,7 +4,7 @@
 #include <cmath>
 #include <type_traits>
 #include "kiln/common/convert.h"
-#include "kiln/tensor.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::cpu {
 

@@ -1,13 +1,16 @@
 // mm, addmm and bmm on CPU: gemm (gemm.cpp) into the result the meta step (kiln/meta/matmul.h)
 // sized and checked.
-#include "kiln/gen/cpu_kernels.h"
+#include "kiln/gen/kernels/cpu/addmm.h"
+#include "kiln/gen/kernels/cpu/bmm.h"
+#include "kiln/gen/kernels/cpu/mm.h"
 #include "gemm.h"
 
 namespace kiln::cpu {
 namespace {
 
 // out[n x m] (contiguous) = alpha * mat1 @ mat2 + beta * out.
-void matmul_into(const Tensor& mat1, const Tensor& mat2, const Tensor& out, const Scalar& alpha, const Scalar& beta) {
+void matmul_into(const TensorBase& mat1, const TensorBase& mat2, const TensorBase& out, const Scalar& alpha,
+                 const Scalar& beta) {
   const int64_t n = mat1.size(0), k = mat1.size(1), m = mat2.size(1);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -23,17 +26,17 @@ void matmul_into(const Tensor& mat1, const Tensor& mat2, const Tensor& out, cons
 
 }  // namespace
 
-void mm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat2) {
+void mm(const meta::MatmulPlan&, const TensorBase& out, const TensorBase& self, const TensorBase& mat2) {
   matmul_into(self, mat2, out, Scalar(1), Scalar(0));
 }
 
-void addmm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
-           const Scalar& beta, const Scalar& alpha) {
-  if (!meta::is_zero(beta) && out.numel() > 0) Tensor(out).copy_(self);  // copy_ broadcasts; beta == 0 ignores self
+void addmm(const meta::MatmulPlan&, const TensorBase& out, const TensorBase& self, const TensorBase& mat1,
+           const TensorBase& mat2, const Scalar& beta, const Scalar& alpha) {
+  if (!meta::is_zero(beta) && out.numel() > 0) out.copy_(self);  // copy_ broadcasts; beta == 0 ignores self
   matmul_into(mat1, mat2, out, alpha, beta);
 }
 
-void bmm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat2) {
+void bmm(const meta::MatmulPlan&, const TensorBase& out, const TensorBase& self, const TensorBase& mat2) {
   const int64_t bs = self.size(0), n = self.size(1), k = self.size(2), m = mat2.size(2);
   if (out.numel() == 0) return;
   visit_dtype(self.dtype(), [&](auto tag) {

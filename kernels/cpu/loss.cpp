@@ -2,12 +2,12 @@
 // (target [N, d1, ...]); reduction 0 none, 1 mean (divided by the total weight of the
 // non-ignored targets, NaN when that is 0, as PyTorch), 2 sum.
 // The meta step (kiln/meta/nll_loss.h) has checked the arguments and laid out [N, C, S].
-#include "kiln/gen/cpu_kernels.h"
+#include "kiln/gen/kernels/cpu/nll_loss.h"
 
 namespace kiln::cpu {
 
-void nll_loss(const meta::NllLossPlan& plan, const Tensor& out, const Tensor& self, const Tensor& target,
-              const Tensor& weight, int64_t reduction, int64_t ignore_index) {
+void nll_loss(const meta::NllLossPlan& plan, const TensorBase& out, const TensorBase& self, const TensorBase& target,
+              const TensorBase& weight, int64_t reduction, int64_t ignore_index) {
   const int64_t N = plan.N, C = plan.C, S = plan.S;
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);

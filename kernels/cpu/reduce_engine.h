@@ -29,7 +29,7 @@
 #include "kiln/cpu/parallel.h"
 #include "kiln/meta/reduction.h"
 #include "kiln/strided_geometry.h"
-#include "kiln/tensor.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::cpu {
 
@@ -39,7 +39,7 @@ struct ReduceLoops {
   int64_t out_numel = 1, red_numel = 1;
 };
 
-inline ReduceLoops make_reduce_loops(const Tensor& in, const meta::ReducePlan& rd) {
+inline ReduceLoops make_reduce_loops(const TensorBase& in, const meta::ReducePlan& rd) {
   ReduceLoops p;
   const int64_t nd = in.dim();
   IntArrayRef sizes = in.sizes();

@@ -1,6 +1,10 @@
 // all, any (whole tensor and along a dim) and count_nonzero on CPU.
 // all/any return bool, except uint8 inputs which give uint8 (the meta step's Logical rule).
-#include "kiln/gen/cpu_kernels.h"
+#include "kiln/gen/kernels/cpu/all_all.h"
+#include "kiln/gen/kernels/cpu/all_dim.h"
+#include "kiln/gen/kernels/cpu/any_all.h"
+#include "kiln/gen/kernels/cpu/any_dim.h"
+#include "kiln/gen/kernels/cpu/count_nonzero.h"
 #include "reducers.h"
 
 namespace kiln::cpu {
@@ -26,7 +30,7 @@ struct LogicalReducer {
 };
 
 template <bool kAll>
-void logical(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void logical(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -43,12 +47,20 @@ void logical(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self
 
 }  // namespace
 
-void all_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<true>(plan, out, self); }
-void any_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<false>(plan, out, self); }
-void all_dim(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<true>(plan, out, self); }
-void any_dim(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<false>(plan, out, self); }
+void all_all(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  logical<true>(plan, out, self);
+}
+void any_all(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  logical<false>(plan, out, self);
+}
+void all_dim(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  logical<true>(plan, out, self);
+}
+void any_dim(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  logical<false>(plan, out, self);
+}
 
-void count_nonzero(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void count_nonzero(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -1,12 +1,14 @@
 // nansum, nanmean and aminmax on CPU: NaN-skipping sums, and the min and max of one reduction
 // (two passes of the max/min reducer; NaN propagates as in amax/amin).
 #include <vector>
-#include "kiln/gen/cpu_kernels.h"
+#include "kiln/gen/kernels/cpu/aminmax.h"
+#include "kiln/gen/kernels/cpu/nanmean.h"
+#include "kiln/gen/kernels/cpu/nansum.h"
 #include "reducers.h"
 
 namespace kiln::cpu {
 
-void nansum(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void nansum(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -23,7 +25,7 @@ void nansum(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self)
   });
 }
 
-void nanmean(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void nanmean(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -41,7 +43,7 @@ void nanmean(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self
   });
 }
 
-void aminmax(const meta::ReducePlan& plan, const Tensor& min, const Tensor& max, const Tensor& self) {
+void aminmax(const meta::ReducePlan& plan, const TensorBase& min, const TensorBase& max, const TensorBase& self) {
   ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);

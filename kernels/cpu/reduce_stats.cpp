@@ -4,7 +4,9 @@
 // the mean squared (found by the fuzzer on an expanded tensor of -1e30). logsumexp subtracts the max as PyTorch does, replacing an
 // infinite max by 0 so all -inf rows give -inf and +inf rows give +inf.
 #include <vector>
-#include "kiln/gen/cpu_kernels.h"
+#include "kiln/gen/kernels/cpu/logsumexp.h"
+#include "kiln/gen/kernels/cpu/norm.h"
+#include "kiln/gen/kernels/cpu/var.h"
 #include "kiln/common/welford.h"
 #include "reducers.h"
 #include "vec_math.h"
@@ -119,7 +121,7 @@ struct ExpSumReducer {
 };
 
 template <typename T, NormKind K>
-void run_norm(const ReduceLoops& plan, const Tensor& self, const Tensor& out, double p, int64_t count) {
+void run_norm(const ReduceLoops& plan, const TensorBase& self, const TensorBase& out, double p, int64_t count) {
   using Out = real_t<T>;
   NormReducer<T, Out, K> red{static_cast<Out*>(out.data_ptr()), p, count};
   run_reduce(plan, static_cast<const T*>(self.data_ptr()), red);
@@ -127,7 +129,8 @@ void run_norm(const ReduceLoops& plan, const Tensor& self, const Tensor& out, do
 
 }  // namespace
 
-void var(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const std::optional<Scalar>& correction) {
+void var(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self,
+         const std::optional<Scalar>& correction) {
   const double c = correction ? correction->to_double() : 1.0;
   ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
@@ -142,7 +145,7 @@ void var(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, co
   });
 }
 
-void norm(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const std::optional<Scalar>& p) {
+void norm(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self, const std::optional<Scalar>& p) {
   const double pv = meta::norm_order("norm", p);
   ReduceLoops loops = make_reduce_loops(self, plan);
   const int64_t count = plan.reduced_numel;
@@ -165,7 +168,7 @@ void norm(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, c
   });
 }
 
-void logsumexp(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void logsumexp(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);

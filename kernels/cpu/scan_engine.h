@@ -38,7 +38,7 @@ void run_scan(const meta::AlongDimPlan& plan, const T* in, const Store& store) {
   if (inner == 1) {
     // One row after another. (Interleaving several rows for more independent combines was
     // slower: rows of 1024 floats sit 4 KiB apart and collide in L1 sets.)
-    detail::parallel_items(outer, D, [&](int64_t b, int64_t e) {
+    kiln::detail::parallel_items(outer, D, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         const T* x = in + o * D;
         Acc acc = Rule::identity();
@@ -51,7 +51,7 @@ void run_scan(const meta::AlongDimPlan& plan, const T* in, const Store& store) {
     });
     return;
   }
-  detail::parallel_items(outer, D * inner, [&](int64_t b, int64_t e) {
+  kiln::detail::parallel_items(outer, D * inner, [&](int64_t b, int64_t e) {
     std::vector<Acc> acc(static_cast<size_t>(inner));
     for (int64_t o = b; o < e; ++o) {
       std::fill(acc.begin(), acc.end(), Rule::identity());
@@ -70,7 +70,7 @@ void run_scan(const meta::AlongDimPlan& plan, const T* in, const Store& store) {
 // Rule over self (contiguous, of plan.dtype) into the store make_store(T{}) builds for its
 // element type.
 template <template <typename> class RuleOf, bool kReverse, typename MakeStore>
-void scan_into(const meta::AlongDimPlan& plan, const Tensor& self, const char* op, MakeStore&& make_store) {
+void scan_into(const meta::AlongDimPlan& plan, const TensorBase& self, const char* op, MakeStore&& make_store) {
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (RuleOf<T>::kDefined) {
@@ -83,7 +83,7 @@ void scan_into(const meta::AlongDimPlan& plan, const Tensor& self, const char* o
 
 // A scan with one result.
 template <template <typename> class RuleOf, bool kReverse = false>
-void scan_values(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+void scan_values(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self, const char* op) {
   scan_into<RuleOf, kReverse>(plan, self, op, [&](auto tag) {
     using T = decltype(tag);
     return StoreValue<T, RuleOf<T>>{static_cast<T*>(out.data_ptr())};
@@ -92,8 +92,8 @@ void scan_values(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor
 
 // A scan with values and their int64 indices (cummax, cummin).
 template <template <typename> class RuleOf>
-void scan_values_indices(const meta::AlongDimPlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self,
-                         const char* op) {
+void scan_values_indices(const meta::AlongDimPlan& plan, const TensorBase& values, const TensorBase& indices,
+                         const TensorBase& self, const char* op) {
   scan_into<RuleOf, false>(plan, self, op, [&](auto tag) {
     using T = decltype(tag);
     return StoreValueIndex<T, RuleOf<T>>{static_cast<T*>(values.data_ptr()), static_cast<int64_t*>(indices.data_ptr())};

@@ -9,7 +9,8 @@
 #include <limits>
 #include <vector>
 #include "kiln/cpu/parallel.h"
-#include "kiln/gen/cpu_kernels.h"
+#include "kiln/gen/kernels/cpu/log_softmax.h"
+#include "kiln/gen/kernels/cpu/softmax.h"
 #include "kernel_utils.h"
 #include "vec_math.h"
 
@@ -105,7 +106,7 @@ void softmax_columns(const T* in, T* out, int64_t outer, int64_t D, int64_t inne
 }
 
 template <bool kLog>
-void softmax_impl(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
+void softmax_impl(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self) {
   if (out.numel() == 0) return;
   const int64_t outer = plan.split.outer, D = plan.split.size, inner = plan.split.inner;
   visit_dtype(plan.dtype, [&](auto tag) {
@@ -121,11 +122,11 @@ void softmax_impl(const meta::AlongDimPlan& plan, const Tensor& out, const Tenso
 
 }  // namespace
 
-void softmax(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
+void softmax(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self) {
   softmax_impl<false>(plan, out, self);
 }
 
-void log_softmax(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
+void log_softmax(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self) {
   softmax_impl<true>(plan, out, self);
 }
 

@@ -6,10 +6,12 @@
 #include <cuda_runtime.h>
 #include <map>
 #include "kiln/common/gemm_desc.h"
-#include "kiln/gen/cuda_kernels.h"
+#include "kiln/gen/kernels/cuda/addmm.h"
+#include "kiln/gen/kernels/cuda/bmm.h"
+#include "kiln/gen/kernels/cuda/mm.h"
 #include "cublas_api.h"
 #include "kiln/cuda/context.h"
-#include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
+#include "kiln/tensor_base.h"
 
 namespace kiln::cuda {
 namespace {
@@ -64,15 +66,37 @@ BlasScalars<R> blas_scalars(const Scalar& alpha, const Scalar& beta) {
   return {{R(a.re), R(a.im), R(b.re), R(b.im)}};
 }
 
-gemm::MatrixView view_of(const Tensor& t) {
+gemm::MatrixView view_of(const TensorBase& t) {
   const int64_t o = t.dim() - 2;
   return {t.size(o), t.size(o + 1), t.stride(o), t.stride(o + 1), t.dim() == 3 ? t.stride(0) : 0};
 }
 
 cublasOperation_t to_cublas(gemm::Trans t) { return t == gemm::Trans::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
 
+template <typename T>
+__global__ void scale_kernel(T* data, int64_t n, opmath_t<T> beta) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    data[i] = T(opmath_t<T>(data[i]) * beta);
+}
+
+// out *= beta, out dense (what an empty product leaves of beta * out + alpha * x @ y).
+void scale_dense(const TensorBase& out, const Scalar& beta, int device, const char* op) {
+  const int64_t n = out.numel();
+  cudaStream_t stream = detail::current_cuda_stream(device);
+  constexpr int threads = 256;
+  const int64_t blocks = std::min<int64_t>((n + threads - 1) / threads, int64_t(detail::sm_count(device)) * 8);
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<opmath_t<T>> || is_complex_v<T>)
+      scale_kernel<T>
+          <<<unsigned(blocks), threads, 0, stream>>>(static_cast<T*>(out.data_ptr()), n, beta.to<opmath_t<T>>());
+  });
+  KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+}
+
 // out (dense, [r, c] or [batch, r, c]) = alpha * x @ y + beta * out.
-void gemm_into(const Tensor& out, Tensor x, Tensor y, const Scalar& alpha, const Scalar& beta, const char* op) {
+void gemm_into(const TensorBase& out, TensorBase x, TensorBase y, const Scalar& alpha, const Scalar& beta,
+               const char* op) {
   const int device = out.device().index;
   detail::check_device(device, op);
   KILN_CHECK(x.device() == out.device() && y.device() == out.device(), DeviceError, op, "mat2",
@@ -93,9 +117,8 @@ void gemm_into(const Tensor& out, Tensor x, Tensor y, const Scalar& alpha, const
   DeviceGuard guard(device);
   if (d.k == 0) {  // an empty sum: out = beta * out, without asking cuBLAS about k = 0
     const complex<double> b = beta.to<complex<double>>();
-    Tensor result = out;
-    if (meta::is_zero(beta)) result.zero_();
-    else if (b.re != 1.0 || b.im != 0.0) result.mul_(scalar_tensor(beta, out.options()));
+    if (meta::is_zero(beta)) out.zero_();
+    else if (b.re != 1.0 || b.im != 0.0) scale_dense(out, beta, device, op);
     return;
   }
   cublasHandle_t h = handle_for(device, op);
@@ -113,18 +136,18 @@ void gemm_into(const Tensor& out, Tensor x, Tensor y, const Scalar& alpha, const
 
 }  // namespace
 
-void mm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat2) {
+void mm(const meta::MatmulPlan&, const TensorBase& out, const TensorBase& self, const TensorBase& mat2) {
   gemm_into(out, self, mat2, Scalar(1), Scalar(0), "mm");
 }
 
-void addmm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
-           const Scalar& beta, const Scalar& alpha) {
+void addmm(const meta::MatmulPlan&, const TensorBase& out, const TensorBase& self, const TensorBase& mat1,
+           const TensorBase& mat2, const Scalar& beta, const Scalar& alpha) {
   const bool zero_beta = meta::is_zero(beta);
-  if (!zero_beta && out.numel() > 0) Tensor(out).copy_(self);  // copy_ broadcasts; beta == 0 ignores self
+  if (!zero_beta && out.numel() > 0) out.copy_(self);  // copy_ broadcasts; beta == 0 ignores self
   gemm_into(out, mat1, mat2, alpha, zero_beta ? Scalar(0) : beta, "addmm");
 }
 
-void bmm(const meta::MatmulPlan&, const Tensor& out, const Tensor& self, const Tensor& mat2) {
+void bmm(const meta::MatmulPlan&, const TensorBase& out, const TensorBase& self, const TensorBase& mat2) {
   gemm_into(out, self, mat2, Scalar(1), Scalar(0), "bmm");
 }
 

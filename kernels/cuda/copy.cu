@@ -7,7 +7,8 @@
 #include "kiln/cuda/device_copy.h"
 #include "kiln/cuda/context.h"
 #include "elementwise_launch.h"
-#include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
+#include "kiln/strided_views.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::cuda::detail {
 namespace {
@@ -29,11 +30,11 @@ struct Constant {
 };
 
 // dst[i] = convert(src[i]) on one device; src is broadcast to dst's shape.
-void copy_on_device(Tensor& dst, const Tensor& src) {
+void copy_on_device(const TensorBase& dst, const TensorBase& src) {
   PointwiseCall call;
   call.spec = &kCopySpec;
   call.out = dst;
-  call.inputs[0] = src.sizes().equals(dst.sizes()) ? src : src.expand(dst.sizes());
+  call.inputs[0] = src.sizes().equals(dst.sizes()) ? src : views::expanded(src, dst.sizes());
   call.num_inputs = 1;
   call.compute_dtype = dst.dtype();
   ElementwiseLaunch launch(call);
@@ -46,17 +47,17 @@ void copy_on_device(Tensor& dst, const Tensor& src) {
   });
 }
 
-bool dense_same_layout(const Tensor& dst, const Tensor& src) {
+bool dense_same_layout(const TensorBase& dst, const TensorBase& src) {
   return dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && dst.numel() == src.numel();
 }
 
-size_t nbytes_of(const Tensor& t) { return size_t(t.numel()) * t.element_size(); }
+size_t nbytes_of(const TensorBase& t) { return size_t(t.numel()) * t.element_size(); }
 
 void finish(cudaStream_t stream, bool non_blocking, const char* op) {
   if (!non_blocking) KILN_CUDA_CHECK(cudaStreamSynchronize(stream), op, "non_blocking");
 }
 
-void host_to_device(Tensor& dst, const Tensor& src, bool non_blocking) {
+void host_to_device(const TensorBase& dst, const TensorBase& src, bool non_blocking) {
   const char* op = "copy_";
   DeviceGuard guard(dst.device().index);
   cudaStream_t stream = current_cuda_stream(dst.device().index);
@@ -67,16 +68,16 @@ void host_to_device(Tensor& dst, const Tensor& src, bool non_blocking) {
     return;
   }
   // Convert, broadcast and densify on the host, send once, scatter on the device if dst is strided.
-  Tensor staged = empty(dst.sizes(), TensorOptions(dst.dtype()));
+  TensorBase staged = kiln::detail::empty_dense(dst.sizes(), TensorOptions(dst.dtype()));
   staged.copy_(src);
-  Tensor target = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.options());
+  TensorBase target = dst.is_contiguous() ? dst : kiln::detail::empty_dense(dst.sizes(), dst.options());
   KILN_CUDA_CHECK(cudaMemcpyAsync(target.data_ptr(), staged.data_ptr(), nbytes_of(staged), cudaMemcpyHostToDevice,
                                   stream), op, "src");
   if (!target.is_same(dst)) copy_on_device(dst, target);
   KILN_CUDA_CHECK(cudaStreamSynchronize(stream), op, "src");  // `staged` is freed on return
 }
 
-void device_to_host(Tensor& dst, const Tensor& src, bool non_blocking) {
+void device_to_host(const TensorBase& dst, const TensorBase& src, bool non_blocking) {
   const char* op = "copy_";
   DeviceGuard guard(src.device().index);
   cudaStream_t stream = current_cuda_stream(src.device().index);
@@ -88,24 +89,24 @@ void device_to_host(Tensor& dst, const Tensor& src, bool non_blocking) {
     finish(stream, async, op);
     return;
   }
-  Tensor dense = src;
+  TensorBase dense = src;
   if (!src.is_contiguous()) {
-    dense = empty(src.sizes(), src.options());
+    dense = kiln::detail::empty_dense(src.sizes(), src.options());
     copy_on_device(dense, src);
   }
-  Tensor landed = empty(src.sizes(), TensorOptions(src.dtype()));
+  TensorBase landed = kiln::detail::empty_dense(src.sizes(), TensorOptions(src.dtype()));
   KILN_CUDA_CHECK(cudaMemcpyAsync(landed.data_ptr(), dense.data_ptr(), nbytes_of(dense), cudaMemcpyDeviceToHost,
                                   stream), op, "src");
   KILN_CUDA_CHECK(cudaStreamSynchronize(stream), op, "src");
   dst.copy_(landed);  // host-side broadcast, cast and strides
 }
 
-void device_to_device(Tensor& dst, const Tensor& src) {
+void device_to_device(const TensorBase& dst, const TensorBase& src) {
   const int dst_dev = dst.device().index, src_dev = src.device().index;
   if (dst_dev == src_dev) {
     DeviceGuard guard(dst_dev);
     if (dst.storage() == src.storage() && !dst.is_same(src)) {  // overlapping views: read all first
-      Tensor tmp = empty(src.sizes(), src.options());
+      TensorBase tmp = kiln::detail::empty_dense(src.sizes(), src.options());
       copy_on_device(tmp, src);
       copy_on_device(dst, tmp);
     } else {
@@ -114,17 +115,17 @@ void device_to_device(Tensor& dst, const Tensor& src) {
     return;
   }
   // Across devices: densify on the source, one peer copy, then the local copy does the rest.
-  Tensor dense = src;
+  TensorBase dense = src;
   {
     DeviceGuard guard(src_dev);
     if (!src.is_contiguous()) {
-      dense = empty(src.sizes(), src.options());
+      dense = kiln::detail::empty_dense(src.sizes(), src.options());
       copy_on_device(dense, src);
     }
     KILN_CUDA_CHECK(cudaStreamSynchronize(current_cuda_stream(src_dev)), "copy_", "src");
   }
   DeviceGuard guard(dst_dev);
-  Tensor here = empty(src.sizes(), TensorOptions(src.dtype(), dst.device()));
+  TensorBase here = kiln::detail::empty_dense(src.sizes(), TensorOptions(src.dtype(), dst.device()));
   KILN_CUDA_CHECK(cudaMemcpyPeerAsync(here.data_ptr(), dst_dev, dense.data_ptr(), src_dev, nbytes_of(dense),
                                       current_cuda_stream(dst_dev)), "copy_", "src");
   copy_on_device(dst, here);
@@ -132,13 +133,13 @@ void device_to_device(Tensor& dst, const Tensor& src) {
 
 }  // namespace
 
-void copy_(Tensor& dst, const Tensor& src, bool non_blocking) {
+void copy_(const TensorBase& dst, const TensorBase& src, bool non_blocking) {
   if (dst.is_cuda() && src.is_cuda()) device_to_device(dst, src);
   else if (dst.is_cuda()) host_to_device(dst, src, non_blocking);
   else device_to_host(dst, src, non_blocking);
 }
 
-void fill_(Tensor& dst, const Scalar& value) {
+void fill_(const TensorBase& dst, const Scalar& value) {
   PointwiseCall call;
   call.spec = &kFillSpec;
   call.out = dst;

@@ -1,7 +1,7 @@
 #ifndef KILN_KERNELS_CUDA_ELEMENTWISE_ARGS_H_
 #define KILN_KERNELS_CUDA_ELEMENTWISE_ARGS_H_
 // A pointwise call as the CUDA kernels see it: what the generated dtype switch reads (compute
-// dtype, scalars, choices) and the operands' coalesced geometry, with no Tensor in sight, so a
+// dtype, scalars, choices) and the operands' coalesced geometry, with no TensorBase in sight, so a
 // generated kernel file compiles without tensor.h. Filled on the host by ElementwiseLaunch
 // (kernels/cuda/elementwise_launch.h), which also keeps the device current meanwhile.
 #include <cuda_runtime_api.h>

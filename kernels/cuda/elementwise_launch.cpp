@@ -25,7 +25,7 @@ ElementwiseLaunch::ElementwiseLaunch(const PointwiseCall& call) : guard_(checked
   }
   args_.choices[0] = call.choices[0];
   args_.choices[1] = call.choices[1];
-  const Tensor* operands[1 + kMaxPointwiseInputs];
+  const TensorBase* operands[1 + kMaxPointwiseInputs];
   operands[0] = &call.out;
   for (int k = 0; k < call.num_inputs; ++k) operands[k + 1] = &call.inputs[k];
   args_.geometry = make_geometry(operands, 1 + call.num_inputs);

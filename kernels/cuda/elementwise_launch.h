@@ -4,7 +4,7 @@
 // as long as this object lives, and turns the PointwiseCall into the ElementwiseArgs the kernel
 // files take (kernels/cuda/elementwise_args.h).
 #include "elementwise_args.h"
-#include "kiln/cuda.h"
+#include "kiln/cuda_device.h"
 #include "kiln/pointwise.h"
 
 namespace kiln::cuda {

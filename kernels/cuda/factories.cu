@@ -5,7 +5,10 @@
 #include <algorithm>
 #include "kiln/common/factory_values.h"
 #include "kiln/cuda/context.h"
-#include "kiln/gen/cuda_kernels.h"
+#include "kiln/gen/kernels/cuda/arange.h"
+#include "kiln/gen/kernels/cuda/eye.h"
+#include "kiln/gen/kernels/cuda/linspace.h"
+#include "kiln/gen/kernels/cuda/logspace.h"
 
 namespace kiln::cuda {
 namespace {
@@ -18,7 +21,7 @@ __global__ void fill_indexed_kernel(T* out, int64_t n, F value) {
 
 // Launches out[i] = value(i) on out's device and current stream.
 template <typename T, typename F>
-void fill_indexed(const Tensor& out, const F& value, const char* op) {
+void fill_indexed(const TensorBase& out, const F& value, const char* op) {
   const int64_t n = out.numel();
   if (n == 0) return;
   const int dev = out.device().index;
@@ -59,7 +62,7 @@ struct EyeValue {
 
 }  // namespace
 
-void arange(const meta::RangePlan& plan, const Tensor& out) {
+void arange(const meta::RangePlan& plan, const TensorBase& out) {
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_complex_v<T> && !std::is_same_v<T, bool>)  // the meta step refuses both
@@ -67,7 +70,7 @@ void arange(const meta::RangePlan& plan, const Tensor& out) {
   });
 }
 
-void linspace(const meta::LinspacePlan& plan, const Tensor& out) {
+void linspace(const meta::LinspacePlan& plan, const TensorBase& out) {
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
@@ -77,7 +80,7 @@ void linspace(const meta::LinspacePlan& plan, const Tensor& out) {
   });
 }
 
-void logspace(const meta::LinspacePlan& plan, const Tensor& out) {
+void logspace(const meta::LinspacePlan& plan, const TensorBase& out) {
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
@@ -88,7 +91,7 @@ void logspace(const meta::LinspacePlan& plan, const Tensor& out) {
   });
 }
 
-void eye(const meta::EyePlan& plan, const Tensor& out) {
+void eye(const meta::EyePlan& plan, const TensorBase& out) {
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     fill_indexed<T>(out, EyeValue<T>{plan.sizes[1]}, "eye");

@@ -5,9 +5,10 @@
 // raises IndexError naming it (one 16-byte read-back, as nll_loss).
 #include <cuda_runtime.h>
 #include <algorithm>
-#include "kiln/gen/cuda_kernels.h"
+#include "kiln/gen/kernels/cuda/_cummaxmin_backward.h"
+#include "kiln/gen/kernels/cuda/_cummaxmin_gather.h"
 #include "kiln/cuda/context.h"
-#include "kiln/kiln.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::cuda {
 namespace {
@@ -33,8 +34,8 @@ __global__ void along_lines_kernel(const T* x, T* y, const int64_t* idx, int64_t
 }
 
 template <bool kScatter>
-void along_lines(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const Tensor& indices,
-                 const char* op) {
+void along_lines(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self,
+                 const TensorBase& indices, const char* op) {
   detail::check_device(self.device().index, op);
   const int64_t outer = plan.split.outer, D = plan.split.size, inner = plan.split.inner;
   const int dev = self.device().index;
@@ -42,7 +43,7 @@ void along_lines(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor
   cudaStream_t stream = detail::current_cuda_stream(dev);
   if constexpr (kScatter) KILN_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.nbytes(), stream), op, "out");
   if (out.numel() == 0) return;
-  Tensor bad = empty({2}, TensorOptions(DType::Int64, self.device()));
+  TensorBase bad = kiln::detail::empty_dense({2}, TensorOptions(DType::Int64, self.device()));
   KILN_CUDA_CHECK(cudaMemsetAsync(bad.data_ptr(), 0, 2 * sizeof(int64_t), stream), op, "indices");
   const int64_t lines = outer * inner;
   const int threads = 256;
@@ -68,11 +69,13 @@ void along_lines(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor
 
 }  // namespace
 
-void _cummaxmin_backward(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const Tensor& indices) {
+void _cummaxmin_backward(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self,
+                         const TensorBase& indices) {
   along_lines<true>(plan, out, self, indices, "_cummaxmin_backward");
 }
 
-void _cummaxmin_gather(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const Tensor& indices) {
+void _cummaxmin_gather(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self,
+                       const TensorBase& indices) {
   along_lines<false>(plan, out, self, indices, "_cummaxmin_gather");
 }
 

@@ -5,9 +5,9 @@
 // wait, so there only the NaN tells).
 #include <cuda_runtime.h>
 #include <cmath>
-#include "kiln/gen/cuda_kernels.h"
+#include "kiln/gen/kernels/cuda/nll_loss.h"
 #include "kiln/cuda/context.h"
-#include "kiln/kiln.h"  // Tensor methods are defined inline there
+#include "kiln/tensor_base.h"
 
 namespace kiln::cuda {
 namespace {
@@ -42,25 +42,50 @@ __global__ void nll_loss_kernel(const T* x, const int64_t* target, const T* weig
   }
 }
 
+constexpr int kTotalThreads = 256;
+
+// out (0-d) = sum(losses), or sum(losses) / sum(weights) for the mean (0 / 0 = NaN when every
+// target is ignored, as PyTorch). One block in a fixed order, so the result is deterministic.
+template <typename T, typename Acc>
+__global__ void nll_loss_total_kernel(const Acc* losses, const Acc* weights, int64_t count, bool mean, T* out) {
+  __shared__ Acc loss_sums[kTotalThreads], weight_sums[kTotalThreads];
+  Acc l = 0, w = 0;
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
+    l += losses[i];
+    w += weights[i];
+  }
+  loss_sums[threadIdx.x] = l;
+  weight_sums[threadIdx.x] = w;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (int(threadIdx.x) < half) {
+      loss_sums[threadIdx.x] += loss_sums[threadIdx.x + half];
+      weight_sums[threadIdx.x] += weight_sums[threadIdx.x + half];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[0] = T(mean ? loss_sums[0] / weight_sums[0] : loss_sums[0]);
+}
+
 template <typename T>
-void run(const meta::NllLossPlan& plan, const Tensor& out, const Tensor& self, const Tensor& target,
-         const Tensor& weight, int64_t reduction, int64_t ignore_index) {
+void run(const meta::NllLossPlan& plan, const TensorBase& out, const TensorBase& self, const TensorBase& target,
+         const TensorBase& weight, int64_t reduction, int64_t ignore_index) {
   using Acc = loss_acc_t<T>;
   const Device device = self.device();
   const int dev = device.index;
   DeviceGuard guard(dev);
   cudaStream_t stream = detail::current_cuda_stream(dev);
-  const Tensor& x = self;  // contiguous, as the meta step's inputs are
-  const Tensor& t = target;
-  const Tensor& w = weight;
+  const TensorBase& x = self;  // contiguous, as the meta step's inputs are
+  const TensorBase& t = target;
+  const TensorBase& w = weight;
   const int64_t count = plan.N * plan.S;
   const DType acc_dtype = std::is_same_v<Acc, double> ? DType::Float64 : DType::Float32;
-  Tensor losses, weights;
+  TensorBase losses, weights;
   if (reduction != 0) {
-    losses = empty({count}, TensorOptions(acc_dtype, device));
-    weights = empty({count}, TensorOptions(acc_dtype, device));
+    losses = kiln::detail::empty_dense({count}, TensorOptions(acc_dtype, device));
+    weights = kiln::detail::empty_dense({count}, TensorOptions(acc_dtype, device));
   }
-  Tensor bad = empty({2}, TensorOptions(DType::Int64, device));
+  TensorBase bad = kiln::detail::empty_dense({2}, TensorOptions(DType::Int64, device));
   KILN_CUDA_CHECK(cudaMemsetAsync(bad.data_ptr(), 0, 2 * sizeof(int64_t), stream), "nll_loss", "target");
   if (count > 0) {
     const int threads = 256;
@@ -83,15 +108,16 @@ void run(const meta::NllLossPlan& plan, const Tensor& out, const Tensor& self, c
     KILN_CHECK(host_bad[0] == 0, IndexError, "nll_loss", "target", "Target ", host_bad[1], " is out of bounds.");
   }
   if (reduction == 0) return;
-  Tensor total = sum(losses);
-  if (reduction == 1) total = div(total, sum(weights));  // 0 / 0 = NaN when every target is ignored, as PyTorch
-  Tensor(out).copy_(total);
+  nll_loss_total_kernel<T, Acc><<<1, kTotalThreads, 0, stream>>>(static_cast<const Acc*>(losses.data_ptr()),
+                                                                 static_cast<const Acc*>(weights.data_ptr()), count,
+                                                                 reduction == 1, static_cast<T*>(out.data_ptr()));
+  KILN_CUDA_CHECK(cudaGetLastError(), "nll_loss", "kernel launch");
 }
 
 }  // namespace
 
-void nll_loss(const meta::NllLossPlan& plan, const Tensor& out, const Tensor& self, const Tensor& target,
-              const Tensor& weight, int64_t reduction, int64_t ignore_index) {
+void nll_loss(const meta::NllLossPlan& plan, const TensorBase& out, const TensorBase& self, const TensorBase& target,
+              const TensorBase& weight, int64_t reduction, int64_t ignore_index) {
   detail::check_device(self.device().index, "nll_loss");  // (the dispatcher checked every tensor is on it)
   switch (self.dtype()) {
     case DType::Float16: return run<Half>(plan, out, self, target, weight, reduction, ignore_index);

@@ -19,7 +19,7 @@ __global__ void philox_fill_kernel(S* out, int64_t n, random_detail::BlockRange 
 }
 
 template <typename S, typename Body>
-void launch_fill(const Tensor& t, S* out, int64_t n, const Body& body, Generator& gen, const char* op) {
+void launch_fill(const TensorBase& t, S* out, int64_t n, const Body& body, Generator& gen, const char* op) {
   check_device(t.device().index, op);
   const random_detail::BlockRange r = random_detail::reserve_blocks(gen, n, Body::kPerBlock);
   if (r.num_blocks == 0) return;
@@ -32,7 +32,7 @@ void launch_fill(const Tensor& t, S* out, int64_t n, const Body& body, Generator
 
 // Complex tensors are filled as 2n reals, as on the CPU.
 template <template <typename> class Block>
-void fill(Tensor& t, double a, double b, double complex_b, Generator& gen, const char* op) {
+void fill(TensorBase& t, double a, double b, double complex_b, Generator& gen, const char* op) {
   const int64_t n = t.numel();
   void* p = t.data_ptr();
   switch (t.dtype()) {
@@ -48,7 +48,7 @@ void fill(Tensor& t, double a, double b, double complex_b, Generator& gen, const
 }
 
 template <typename S>
-void randint_typed(Tensor& t, int64_t low, uint64_t range, Generator& gen) {
+void randint_typed(TensorBase& t, int64_t low, uint64_t range, Generator& gen) {
   S* out = static_cast<S*>(t.data_ptr());
   if (range <= (uint64_t(1) << 32))
     launch_fill(t, out, t.numel(), random_detail::RandintBlock<S, false>{low, range}, gen, "randint");
@@ -57,14 +57,14 @@ void randint_typed(Tensor& t, int64_t low, uint64_t range, Generator& gen) {
 }
 
 template <typename S>
-void bernoulli_typed(Tensor& t, const Tensor& p, Generator& gen) {
+void bernoulli_typed(TensorBase& t, const TensorBase& p, Generator& gen) {
   random_detail::BernoulliBlock<S> body{static_cast<const S*>(p.data_ptr())};
   launch_fill(t, static_cast<S*>(t.data_ptr()), t.numel(), body, gen, "bernoulli");
 }
 
 }  // namespace
 
-void randint_fill(Tensor& t, int64_t low, uint64_t range, Generator& gen) {
+void randint_fill(TensorBase& t, int64_t low, uint64_t range, Generator& gen) {
   switch (t.dtype()) {
     case DType::Bool: return randint_typed<bool>(t, low, range, gen);
     case DType::UInt8: return randint_typed<uint8_t>(t, low, range, gen);
@@ -80,7 +80,7 @@ void randint_fill(Tensor& t, int64_t low, uint64_t range, Generator& gen) {
   }
 }
 
-void bernoulli_fill(Tensor& t, const Tensor& p, Generator& gen) {
+void bernoulli_fill(TensorBase& t, const TensorBase& p, Generator& gen) {
   switch (t.dtype()) {
     case DType::Float16: return bernoulli_typed<Half>(t, p, gen);
     case DType::BFloat16: return bernoulli_typed<BFloat16>(t, p, gen);
@@ -90,11 +90,11 @@ void bernoulli_fill(Tensor& t, const Tensor& p, Generator& gen) {
   }
 }
 
-void uniform_fill(Tensor& t, double from, double to, Generator& gen) {
+void uniform_fill(TensorBase& t, double from, double to, Generator& gen) {
   fill<random_detail::UniformBlock>(t, from, to, to, gen, "uniform_");
 }
 
-void normal_fill(Tensor& t, double mean, double std, Generator& gen) {
+void normal_fill(TensorBase& t, double mean, double std, Generator& gen) {
   fill<random_detail::NormalBlock>(t, mean, std, std / std::sqrt(2.0), gen, "normal_");
 }
 

@@ -8,9 +8,26 @@
 #include <cuda_runtime.h>
 #include <tuple>
 #include "reduce_layout.cuh"
-#include "kiln/gen/cuda_kernels.h"
+#include "kiln/gen/kernels/cuda/all_all.h"
+#include "kiln/gen/kernels/cuda/all_dim.h"
+#include "kiln/gen/kernels/cuda/amax.h"
+#include "kiln/gen/kernels/cuda/amin.h"
+#include "kiln/gen/kernels/cuda/any_all.h"
+#include "kiln/gen/kernels/cuda/any_dim.h"
+#include "kiln/gen/kernels/cuda/argmax.h"
+#include "kiln/gen/kernels/cuda/argmin.h"
+#include "kiln/gen/kernels/cuda/logsumexp.h"
+#include "kiln/gen/kernels/cuda/max_all.h"
+#include "kiln/gen/kernels/cuda/max_dim.h"
+#include "kiln/gen/kernels/cuda/mean.h"
+#include "kiln/gen/kernels/cuda/min_all.h"
+#include "kiln/gen/kernels/cuda/min_dim.h"
+#include "kiln/gen/kernels/cuda/prod.h"
+#include "kiln/gen/kernels/cuda/prod_dim.h"
+#include "kiln/gen/kernels/cuda/sum.h"
+#include "kiln/gen/kernels/cuda/var.h"
 #include "kiln/cuda/context.h"
-#include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
+#include "kiln/tensor_base.h"
 
 namespace kiln::cuda {
 namespace {
@@ -93,13 +110,13 @@ struct LogShiftStore {
 
 // One accumulator per row in device memory (the max or mean of the first of two passes).
 template <typename Acc>
-Tensor per_row_scratch(int64_t rows, Device device) {
-  return empty({rows * int64_t(sizeof(Acc))}, TensorOptions(DType::UInt8, device));
+TensorBase per_row_scratch(int64_t rows, Device device) {
+  return kiln::detail::empty_dense({rows * int64_t(sizeof(Acc))}, TensorOptions(DType::UInt8, device));
 }
 
 // sum / prod (Op) or mean of `in` (already cast as dtype= asks) into out.
 template <template <typename> class Op, bool kMean>
-void sum_like(const meta::ReducePlan& plan, const Tensor& out, const Tensor& in, const char* op) {
+void sum_like(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& in, const char* op) {
   detail::check_device(in.device().index, op);
   if (out.numel() == 0) return;
   const int dev = in.device().index;
@@ -129,7 +146,7 @@ void sum_like(const meta::ReducePlan& plan, const Tensor& out, const Tensor& in,
 }
 
 template <bool kMax>
-void minmax(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+void minmax(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self, const char* op) {
   detail::check_device(self.device().index, op);
   if (out.numel() == 0) return;
   const int dev = self.device().index;
@@ -146,8 +163,8 @@ void minmax(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self,
 // Indices (and values) of the max/min along the reduced dims of plan. Reducing every dim
 // (argmax with dim=None) indexes the flattened tensor, so the input is read row-major.
 template <bool kMax>
-void arg_reduce(const meta::ReducePlan& plan, const Tensor& self, const Tensor* values, const Tensor& indices,
-                const char* op) {
+void arg_reduce(const meta::ReducePlan& plan, const TensorBase& self, const TensorBase* values,
+                const TensorBase& indices, const char* op) {
   detail::check_device(self.device().index, op);
   if (indices.numel() == 0) return;
   const int dev = self.device().index;
@@ -163,7 +180,7 @@ void arg_reduce(const meta::ReducePlan& plan, const Tensor& self, const Tensor* 
 
 // all / any: bool results, except uint8 inputs which give uint8 (the meta step's Logical rule).
 template <bool kAll>
-void logical(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+void logical(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self, const char* op) {
   detail::check_device(self.device().index, op);
   if (out.numel() == 0) return;
   const int dev = self.device().index;
@@ -182,43 +199,61 @@ void logical(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self
 
 }  // namespace
 
-void sum(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void sum(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   sum_like<SumOp, false>(plan, out, self, "sum");
 }
-void mean(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void mean(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   sum_like<SumOp, true>(plan, out, self, "mean");
 }
-void prod(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void prod(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   sum_like<ProdOp, false>(plan, out, self, "prod");
 }
-void prod_dim(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void prod_dim(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   sum_like<ProdOp, false>(plan, out, self, "prod");
 }
 
-void amax(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { minmax<true>(plan, out, self, "amax"); }
-void amin(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { minmax<false>(plan, out, self, "amin"); }
-void max_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { minmax<true>(plan, out, self, "max"); }
-void min_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { minmax<false>(plan, out, self, "min"); }
+void amax(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  minmax<true>(plan, out, self, "amax");
+}
+void amin(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  minmax<false>(plan, out, self, "amin");
+}
+void max_all(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  minmax<true>(plan, out, self, "max");
+}
+void min_all(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  minmax<false>(plan, out, self, "min");
+}
 
-void max_dim(const meta::ReducePlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self) {
+void max_dim(const meta::ReducePlan& plan, const TensorBase& values, const TensorBase& indices,
+             const TensorBase& self) {
   arg_reduce<true>(plan, self, &values, indices, "max");
 }
-void min_dim(const meta::ReducePlan& plan, const Tensor& values, const Tensor& indices, const Tensor& self) {
+void min_dim(const meta::ReducePlan& plan, const TensorBase& values, const TensorBase& indices,
+             const TensorBase& self) {
   arg_reduce<false>(plan, self, &values, indices, "min");
 }
-void argmax(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void argmax(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   arg_reduce<true>(plan, self, nullptr, out, "argmax");
 }
-void argmin(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void argmin(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   arg_reduce<false>(plan, self, nullptr, out, "argmin");
 }
 
-void all_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<true>(plan, out, self, "all"); }
-void any_all(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<false>(plan, out, self, "any"); }
-void all_dim(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<true>(plan, out, self, "all"); }
-void any_dim(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) { logical<false>(plan, out, self, "any"); }
+void all_all(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  logical<true>(plan, out, self, "all");
+}
+void any_all(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  logical<false>(plan, out, self, "any");
+}
+void all_dim(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  logical<true>(plan, out, self, "all");
+}
+void any_dim(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
+  logical<false>(plan, out, self, "any");
+}
 
-void logsumexp(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void logsumexp(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   const char* op = "logsumexp";
   detail::check_device(self.device().index, op);
   if (out.numel() == 0) return;
@@ -228,7 +263,7 @@ void logsumexp(const meta::ReducePlan& plan, const Tensor& out, const Tensor& se
   visit<kFloats>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
-    Tensor shift = per_row_scratch<Acc>(r.rows, self.device());
+    TensorBase shift = per_row_scratch<Acc>(r.rows, self.device());
     Acc* s = mut<Acc>(shift);
     reduce_layout<Acc, T>(r, MinMaxOp<Acc, true>{}, CastLoad<Acc>{}, ShiftStore<Acc>{s}, dev,
                      op);
@@ -237,7 +272,8 @@ void logsumexp(const meta::ReducePlan& plan, const Tensor& out, const Tensor& se
   });
 }
 
-void var(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const std::optional<Scalar>& correction) {
+void var(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self,
+         const std::optional<Scalar>& correction) {
   const char* op = "var";
   detail::check_device(self.device().index, op);
   const double c = correction ? correction->to_double() : 1.0;

@@ -12,7 +12,7 @@
 #include "plan/reduce_ops.h"
 #include "plan/reduce_plan.h"
 #include "kiln/cuda/context.h"
-#include "kiln/kiln.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::cuda::reduce_detail {
 
@@ -121,7 +121,8 @@ void reduce_rows(const In* in, int64_t rows, int64_t len, const Op& op, const Lo
     launch_pass<In, Acc>(in, rows, len, 1, len, op, load, store, device, op_name);
     return;
   }
-  Tensor buffer = empty({int64_t(rows * sp.splits * int64_t(sizeof(Acc)))}, TensorOptions(DType::UInt8, Device(DeviceType::CUDA, device)));
+  TensorBase buffer = kiln::detail::empty_dense({int64_t(rows * sp.splits * int64_t(sizeof(Acc)))},
+                                                TensorOptions(DType::UInt8, Device(DeviceType::CUDA, device)));
   Acc* partials = static_cast<Acc*>(buffer.data_ptr());
   launch_pass<In, Acc>(in, rows * sp.splits, len, sp.splits, sp.chunk, op, load, PartialStore<Acc>{partials}, device,
                        op_name);
@@ -171,8 +172,8 @@ void reduce_columns(const In* in, int64_t columns, int64_t len, int64_t inner, c
     KILN_CUDA_CHECK(cudaGetLastError(), op_name, "kernel launch");
     return;
   }
-  Tensor buffer = empty({columns * s.splits * int64_t(sizeof(Acc))},
-                        TensorOptions(DType::UInt8, Device(DeviceType::CUDA, device)));
+  TensorBase buffer = kiln::detail::empty_dense({columns * s.splits * int64_t(sizeof(Acc))},
+                                                TensorOptions(DType::UInt8, Device(DeviceType::CUDA, device)));
   Acc* partials = static_cast<Acc*>(buffer.data_ptr());
   reduce_columns_kernel<In, Acc><<<grid, block, shared, stream>>>(in, columns, len, inner, s.splits, s.chunk, op, load,
                                                                   PartialStore<Acc>{partials});

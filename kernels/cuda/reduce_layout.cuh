@@ -5,7 +5,8 @@
 // stores, and the dtype visitor of the reduction kernels. Shared by reduce.cu and reduce_norm.cu.
 #include <cuda_runtime.h>
 #include "reduce.cuh"
-#include "kiln/kiln.h"
+#include "kiln/strided_views.h"
+#include "kiln/tensor_base.h"
 #include "kiln/meta/reduction.h"
 
 namespace kiln::cuda::reduce_detail {
@@ -14,10 +15,10 @@ namespace kiln::cuda::reduce_detail {
 // dense rows [rows, len]; inner > 1: a dense [outer, len, inner] read as rows = outer * inner
 // columns (reduce_columns), which saves the copy that moving the reduced dims last would take.
 struct Rows {
-  Tensor data;
+  TensorBase data;
   int64_t rows, len, inner = 1;
 };
-inline Rows as_rows(const Tensor& in, const meta::ReducePlan& rd) {
+inline Rows as_rows(const TensorBase& in, const meta::ReducePlan& rd) {
   if (in.dim() > 0 && in.is_contiguous()) {
     // Dims of size 1 go anywhere; the others must be [kept..., reduced..., kept...].
     int64_t outer = 1, inner = 1;
@@ -51,7 +52,7 @@ inline Rows as_rows(const Tensor& in, const meta::ReducePlan& rd) {
   }
   DimVector perm = kept;
   for (int64_t d : reduced) perm.push_back(d);
-  Tensor p = in.dim() > 0 ? in.permute(perm) : in;
+  TensorBase p = in.dim() > 0 ? views::permuted(in, perm) : in;
   return {p.contiguous(), rows, rd.reduced_numel};
 }
 
@@ -85,7 +86,7 @@ struct CastStore {
   __device__ void operator()(int64_t g, Acc a) const { out[g] = Out(a); }
 };
 template <typename T>
-T* mut(const Tensor& t) {
+T* mut(const TensorBase& t) {
   return static_cast<T*>(t.data_ptr());
 }
 

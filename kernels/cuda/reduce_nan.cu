@@ -4,9 +4,11 @@
 // in two passes (NaN propagates, as amax/amin).
 #include <cuda_runtime.h>
 #include "reduce_layout.cuh"
-#include "kiln/gen/cuda_kernels.h"
+#include "kiln/gen/kernels/cuda/aminmax.h"
+#include "kiln/gen/kernels/cuda/nanmean.h"
+#include "kiln/gen/kernels/cuda/nansum.h"
 #include "kiln/cuda/context.h"
-#include "kiln/kiln.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::cuda {
 namespace {
@@ -38,7 +40,7 @@ struct DivideByCountStore {
 
 }  // namespace
 
-void nansum(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void nansum(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   detail::check_device(self.device().index, "nansum");
   if (out.numel() == 0) return;
   const int dev = self.device().index;
@@ -57,7 +59,7 @@ void nansum(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self)
   });
 }
 
-void nanmean(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void nanmean(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   detail::check_device(self.device().index, "nanmean");
   if (out.numel() == 0) return;
   const int dev = self.device().index;
@@ -66,15 +68,15 @@ void nanmean(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self
   visit<kFloats>(self.dtype(), "nanmean", [&](auto tag) {
     using T = decltype(tag);
     using Acc = acc_t<T>;
-    Tensor counts = empty({r.rows}, TensorOptions(std::is_same_v<Acc, double> ? DType::Float64 : DType::Float32,
-                                                  self.device()));
+    TensorBase counts = kiln::detail::empty_dense(
+        {r.rows}, TensorOptions(std::is_same_v<Acc, double> ? DType::Float64 : DType::Float32, self.device()));
     reduce_layout<Acc, T>(r, SumOp<Acc>{}, NotNaNLoad<Acc>{}, CastStore<Acc>{mut<Acc>(counts)}, dev, "nanmean");
     reduce_layout<Acc, T>(r, SumOp<Acc>{}, NaNAsZeroLoad<Acc>{}, DivideByCountStore<T, Acc>{mut<T>(out), mut<Acc>(counts)},
                           dev, "nanmean");
   });
 }
 
-void aminmax(const meta::ReducePlan& plan, const Tensor& min, const Tensor& max, const Tensor& self) {
+void aminmax(const meta::ReducePlan& plan, const TensorBase& min, const TensorBase& max, const TensorBase& self) {
   detail::check_device(self.device().index, "aminmax");
   if (min.numel() == 0) return;
   const int dev = self.device().index;

@@ -6,9 +6,10 @@
 #include <cuda_runtime.h>
 #include <cmath>
 #include "reduce_layout.cuh"
-#include "kiln/gen/cuda_kernels.h"
+#include "kiln/gen/kernels/cuda/count_nonzero.h"
+#include "kiln/gen/kernels/cuda/norm.h"
 #include "kiln/cuda/context.h"
-#include "kiln/kiln.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::cuda {
 namespace {
@@ -55,7 +56,7 @@ struct NonzeroLoad {
 };
 
 template <typename T, typename Op, NormKind K>
-void run_norm(const Rows& r, const Op& op, const Tensor& out, double p, int dev) {
+void run_norm(const Rows& r, const Op& op, const TensorBase& out, double p, int dev) {
   using Acc = real_acc_t<T>;
   using Out = std::conditional_t<is_complex_v<T>, Acc, T>;  // a complex tensor's norm is real
   reduce_layout<Acc, T>(r, op, NormLoad<Acc, K>{Acc(p)}, NormStore<Out, Acc, K>{mut<Out>(out), Acc(p), r.len == 0},
@@ -64,7 +65,7 @@ void run_norm(const Rows& r, const Op& op, const Tensor& out, double p, int dev)
 
 }  // namespace
 
-void norm(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, const std::optional<Scalar>& p) {
+void norm(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self, const std::optional<Scalar>& p) {
   const double pv = meta::norm_order("norm", p);
   detail::check_device(self.device().index, "norm");
   if (out.numel() == 0) return;
@@ -83,7 +84,7 @@ void norm(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self, c
   });
 }
 
-void count_nonzero(const meta::ReducePlan& plan, const Tensor& out, const Tensor& self) {
+void count_nonzero(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   detail::check_device(self.device().index, "count_nonzero");
   if (out.numel() == 0) return;
   const int dev = self.device().index;

@@ -18,7 +18,7 @@
 #include "plan/reduce_plan.h"
 #include "kiln/meta/along_dim.h"
 #include "kiln/cuda/context.h"
-#include "kiln/kiln.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::cuda {
 namespace scan_engine {
@@ -169,7 +169,8 @@ template <typename Rule, bool kReverse, typename T, typename Store>
 void scan_split_rows(const T* x, const Store& y, int64_t rows, int64_t D, const cuda_plan::RowSplit& sp, int dev,
                      cudaStream_t stream, const char* op) {
   using Acc = typename Rule::Acc;
-  Tensor scratch = empty({rows * sp.splits * int64_t(sizeof(Acc))}, TensorOptions(DType::UInt8, Device(DeviceType::CUDA, dev)));
+  TensorBase scratch = kiln::detail::empty_dense({rows * sp.splits * int64_t(sizeof(Acc))},
+                                                 TensorOptions(DType::UInt8, Device(DeviceType::CUDA, dev)));
   Acc* totals = static_cast<Acc*>(scratch.data_ptr());
   const dim3 grid(unsigned(sp.splits), unsigned(rows));
   chunk_totals_kernel<Rule, kReverse><<<grid, kBlockThreads, 0, stream>>>(x, totals, D, sp.chunk, sp.splits);
@@ -210,7 +211,7 @@ void run_scan(const meta::AlongDimPlan& plan, const T* x, const Store& store, in
 // Rule over self (contiguous, of plan.dtype) into the store make_store(T{}) builds for its
 // element type.
 template <template <typename> class RuleOf, bool kReverse, typename MakeStore>
-void scan_into(const meta::AlongDimPlan& plan, const Tensor& self, const char* op, MakeStore&& make_store) {
+void scan_into(const meta::AlongDimPlan& plan, const TensorBase& self, const char* op, MakeStore&& make_store) {
   detail::check_device(self.device().index, op);
   if (self.numel() == 0) return;
   const int dev = self.device().index;
@@ -227,7 +228,7 @@ void scan_into(const meta::AlongDimPlan& plan, const Tensor& self, const char* o
 
 // A scan with one result.
 template <template <typename> class RuleOf, bool kReverse = false>
-void scan_values(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+void scan_values(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self, const char* op) {
   scan_into<RuleOf, kReverse>(plan, self, op, [&](auto tag) {
     using T = decltype(tag);
     return scan_engine::StoreValue<T, RuleOf<T>>{static_cast<T*>(out.data_ptr())};
@@ -236,8 +237,8 @@ void scan_values(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor
 
 // A scan with values and their int64 indices (cummax, cummin).
 template <template <typename> class RuleOf>
-void scan_values_indices(const meta::AlongDimPlan& plan, const Tensor& values, const Tensor& indices,
-                         const Tensor& self, const char* op) {
+void scan_values_indices(const meta::AlongDimPlan& plan, const TensorBase& values, const TensorBase& indices,
+                         const TensorBase& self, const char* op) {
   scan_into<RuleOf, false>(plan, self, op, [&](auto tag) {
     using T = decltype(tag);
     return scan_engine::StoreValueIndex<T, RuleOf<T>>{static_cast<T*>(values.data_ptr()),

@@ -5,9 +5,11 @@
 // when there are enough columns, else the dim is moved last (one device copy each way).
 #include <cuda_runtime.h>
 #include "reduce.cuh"
-#include "kiln/gen/cuda_kernels.h"
+#include "kiln/gen/kernels/cuda/log_softmax.h"
+#include "kiln/gen/kernels/cuda/softmax.h"
 #include "kiln/cuda/context.h"
-#include "kiln/kiln.h"  // Tensor methods (contiguous, permute, ...) are defined inline there
+#include "kiln/strided_views.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::cuda {
 namespace {
@@ -82,7 +84,7 @@ __global__ void softmax_columns_kernel(const T* in, T* out, int64_t columns, int
 
 // inner > 1 with enough columns: a thread per column of the contiguous input, striding by inner.
 template <bool kLog>
-void softmax_columns(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& in, const char* op) {
+void softmax_columns(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& in, const char* op) {
   const meta::DimSplit sp = plan.split;
   const int64_t columns = sp.outer * sp.inner;
   const int threads = cuda_plan::kReduceBlockThreads;
@@ -99,7 +101,8 @@ void softmax_columns(const meta::AlongDimPlan& plan, const Tensor& out, const Te
 
 // Rows of `len` elements in `in`, results into the contiguous `out` of the same shape.
 template <bool kLog>
-void softmax_rows(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& in, int64_t len, const char* op) {
+void softmax_rows(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& in, int64_t len,
+                  const char* op) {
   const int64_t rows = in.numel() / len;
   const cuda_plan::ReduceShape s = cuda_plan::reduce_shape(rows, len);
   visit_dtype(plan.dtype, [&](auto tag) {
@@ -117,7 +120,7 @@ void softmax_rows(const meta::AlongDimPlan& plan, const Tensor& out, const Tenso
 }
 
 template <bool kLog>
-void softmax_impl(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self, const char* op) {
+void softmax_impl(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self, const char* op) {
   detail::check_device(self.device().index, op);
   if (self.numel() == 0) return;
   DeviceGuard guard(self.device().index);
@@ -125,19 +128,19 @@ void softmax_impl(const meta::AlongDimPlan& plan, const Tensor& out, const Tenso
   if (cuda_plan::softmax_strided(plan.split.outer, plan.split.inner)) return softmax_columns<kLog>(plan, out, self, op);
   if (nd == 0 || d == nd - 1) return softmax_rows<kLog>(plan, out, self, plan.split.size, op);
   // Few columns: move the dim last (one device copy each way) and take the row path.
-  Tensor moved = self.transpose(d, nd - 1).contiguous();
-  Tensor result = empty(moved.sizes(), TensorOptions(plan.dtype, self.device()));
+  TensorBase moved = views::transposed(self, d, nd - 1).contiguous();
+  TensorBase result = kiln::detail::empty_dense(moved.sizes(), TensorOptions(plan.dtype, self.device()));
   softmax_rows<kLog>(plan, result, moved, plan.split.size, op);
-  Tensor(out).copy_(result.transpose(d, nd - 1));
+  out.copy_(views::transposed(result, d, nd - 1));
 }
 
 }  // namespace
 
-void softmax(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
+void softmax(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self) {
   softmax_impl<false>(plan, out, self, "softmax");
 }
 
-void log_softmax(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self) {
+void log_softmax(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self) {
   softmax_impl<true>(plan, out, self, "log_softmax");
 }
 

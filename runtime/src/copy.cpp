@@ -8,13 +8,13 @@
 #include "kiln/destination.h"
 #include "kiln/strided_geometry.h"
 #include "core/scalar_fits.h"
-#include "kiln/tensor.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln {
 namespace {
 
 // Strides of `src` broadcast to `shape` (0 on broadcast dims); errors name copy_'s src.
-DimVector broadcast_strides(const Tensor& src, IntArrayRef shape) {
+DimVector broadcast_strides(const TensorBase& src, IntArrayRef shape) {
   int64_t nd = int64_t(shape.size()), sd = src.dim();
   KILN_CHECK(sd <= nd, ShapeError, "copy_", "src", "source of shape ", shape_str(src.sizes()),
              " cannot be broadcast to destination shape ", shape_str(shape));
@@ -37,7 +37,7 @@ void copy_loop(const StridedGeometry& g) {
 
 }  // namespace
 
-Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+const TensorBase& TensorBase::copy_(const TensorBase& src, bool non_blocking) const {
   const char* op = "copy_";
   KILN_CHECK(defined(), ValueError, op, "self", "undefined tensor");
   KILN_CHECK(src.defined(), ValueError, op, "src", "undefined tensor");
@@ -56,7 +56,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 
   // Reading and writing one buffer through two views could read already-written values.
   if (storage() == src.storage()) {
-    Tensor tmp = empty(src.sizes(), TensorOptions(src.dtype()));
+    TensorBase tmp = detail::empty_dense(src.sizes(), src.dtype());
     tmp.copy_(src);
     return copy_(tmp);
   }
@@ -83,7 +83,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   return *this;
 }
 
-Tensor& Tensor::fill_(const Scalar& value) {
+const TensorBase& TensorBase::fill_(const Scalar& value) const {
   const char* op = "fill_";
   KILN_CHECK(defined(), ValueError, op, "self", "undefined tensor");
   KILN_CHECK(detail::scalar_fits(value, dtype()), ValueError, op, "value", "value ", value.str(),

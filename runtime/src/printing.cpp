@@ -93,7 +93,7 @@ class Formatter {
 // Reads elements of a CPU tensor by row-major index and formats them.
 class Printer {
  public:
-  explicit Printer(const Tensor& t) : t_(t), summarize_(t.numel() > kThreshold) {
+  explicit Printer(const TensorBase& t) : t_(t), summarize_(t.numel() > kThreshold) {
     DType d = t.dtype();
     complex_ = is_complex(d);
     floating_ = is_floating(d);
@@ -224,7 +224,7 @@ class Printer {
     return out + "]";
   }
 
-  const Tensor& t_;
+  const TensorBase& t_;
   bool summarize_, complex_ = false, floating_ = false;
   Formatter f1_, f2_;
 };
@@ -260,9 +260,9 @@ std::string shape_str(IntArrayRef sizes) {
   return s + "]";
 }
 
-std::string Tensor::shape_str() const { return kiln::shape_str(sizes()); }
+std::string TensorBase::shape_str() const { return kiln::shape_str(sizes()); }
 
-std::string Tensor::str() const {
+std::string TensorBase::str() const {
   if (!defined()) return "[ Tensor (undefined) ]";
   const std::string prefix = "tensor(";
   const int indent = int(prefix.size());
@@ -278,7 +278,7 @@ std::string Tensor::str() const {
   } else {
     DType d = dtype();
     if (!(d == dflt || d == to_complex(dflt) || d == DType::Int64 || d == DType::Bool)) suffixes.push_back(dtype_suffix);
-    Tensor host = is_cpu() ? *this : to(kCPU);
+    TensorBase host = is_cpu() ? *this : to(kCPU);
     body = Printer(host).str(0, 0, indent);
   }
   if (const AutogradMeta* meta = impl()->autograd()) {
@@ -288,6 +288,6 @@ std::string Tensor::str() const {
   return add_suffixes(prefix + body, suffixes, size_t(indent));
 }
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+std::ostream& operator<<(std::ostream& os, const TensorBase& t) { return os << t.str(); }
 
 }  // namespace kiln

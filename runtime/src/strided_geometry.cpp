@@ -23,10 +23,10 @@ int compare_dims(const IntArrayRef* strides, int n, int64_t a, int64_t b) {
 }
 }  // namespace
 
-StridedGeometry make_geometry(const Tensor* const* operands, int n) {
+StridedGeometry make_geometry(const TensorBase* const* operands, int n) {
   KILN_CHECK(n >= 1 && n <= kMaxOperands, InternalError, "pointwise_loop", "", "expected 1 to ", kMaxOperands,
              " operands, got ", n);
-  const Tensor& out = *operands[0];
+  const TensorBase& out = *operands[0];
   IntArrayRef strides[kMaxOperands];
   int64_t element_sizes[kMaxOperands];
   char* bases[kMaxOperands];

@@ -1,5 +1,6 @@
-// TensorImpl geometry and the hand-written Tensor core: dims, element access, views, device moves.
-#include "kiln/tensor.h"
+// TensorImpl geometry and the hand-written tensor core (TensorBase): dims, element access, views,
+// device moves.
+#include "kiln/tensor_base.h"
 
 #include "core/allocator_registry.h"
 #include "core/pooled.h"
@@ -81,22 +82,22 @@ int64_t numel_of(IntArrayRef sizes) {
   return n;
 }
 
-// ---- Tensor: geometry and element access ----
+// ---- TensorBase: geometry and element access ----
 
-int64_t Tensor::size(int64_t dim) const {
+int64_t TensorBase::size(int64_t dim) const {
   KILN_CHECK(this->dim() > 0, IndexError, "size", "dim", "dimension specified as ", dim,
              " but tensor has no dimensions");
   return sizes()[size_t(wrap_dim(dim, this->dim(), "size"))];
 }
 
-int64_t Tensor::stride(int64_t dim) const {
+int64_t TensorBase::stride(int64_t dim) const {
   KILN_CHECK(this->dim() > 0, IndexError, "stride", "dim", "dimension specified as ", dim,
              " but tensor has no dimensions");
   return strides()[size_t(wrap_dim(dim, this->dim(), "stride"))];
 }
 
 template <typename T>
-T* Tensor::data() const {
+T* TensorBase::data() const {
   KILN_CHECK(defined(), ValueError, "data", "self", "undefined tensor");
   KILN_CHECK(dtype() == dtype_of<T>, DTypeError, "data", "T", "data<", dtype_name(dtype_of<T>), ">() called on a ",
              dtype_name(dtype()), " tensor");
@@ -104,7 +105,7 @@ T* Tensor::data() const {
   return static_cast<T*>(data_ptr());
 }
 
-Scalar Tensor::item() const {
+Scalar TensorBase::item() const {
   KILN_CHECK(defined(), ValueError, "item", "self", "undefined tensor");
   KILN_CHECK(numel() == 1, ValueError, "item", "self", "a Tensor with ", numel(),
              " elements cannot be converted to Scalar");
@@ -120,22 +121,22 @@ Scalar Tensor::item() const {
 }
 
 template <typename T>
-std::vector<T> Tensor::to_vector() const {
+std::vector<T> TensorBase::to_vector() const {
   KILN_CHECK(defined(), ValueError, "to_vector", "self", "undefined tensor");
   if (!is_cpu()) return to(kCPU).to_vector<T>();
   // copy_ casts with PyTorch's rules and walks any layout; the result reads out in row-major order.
-  Tensor dense = *this;
+  TensorBase dense = *this;
   if (!is_contiguous() || dtype() != dtype_of<T>) {
-    dense = empty(sizes(), TensorOptions(dtype_of<T>));
+    dense = detail::empty_dense(sizes(), dtype_of<T>);
     dense.copy_(*this);
   }
   const T* p = static_cast<const T*>(dense.data_ptr());
   return std::vector<T>(p, p + numel());
 }
 
-// ---- Tensor: views and device moves ----
+// ---- TensorBase: views and device moves ----
 
-Tensor Tensor::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset) const {
+TensorBase TensorBase::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset) const {
   const char* op = "as_strided_view";
   KILN_CHECK(defined(), ValueError, op, "self", "undefined tensor");
   KILN_CHECK(sizes.size() == strides.size(), ShapeError, op, "strides", "got ", strides.size(), " strides for ",
@@ -156,21 +157,37 @@ Tensor Tensor::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t o
                kiln::shape_str(strides), " and offset ", offset, " need ", need, " bytes but the storage has ",
                storage()->nbytes());
   }
-  return Tensor(detail::new_tensor_impl(storage(), dtype(), sizes, strides, offset));
+  return TensorBase(detail::new_tensor_impl(storage(), dtype(), sizes, strides, offset));
 }
 
-Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
+TensorBase TensorBase::to(Device device, bool non_blocking, bool copy) const {
   KILN_CHECK(defined(), ValueError, "to", "self", "undefined tensor");
   if (device == this->device() && !copy) return *this;
   detail::allocator_for_op(device, "to");  // names `to` when the device has no backend
-  Tensor out = empty(sizes(), TensorOptions(dtype(), device));
+  TensorBase out = detail::empty_dense(sizes(), dtype(), device);
   out.copy_(*this, non_blocking);
   return out;
 }
 
-#define KILN_INSTANTIATE(T)                     \
-  template T* Tensor::data<T>() const;          \
-  template std::vector<T> Tensor::to_vector<T>() const;
+TensorBase TensorBase::contiguous() const {
+  KILN_CHECK(defined(), ValueError, "contiguous", "self", "undefined tensor");
+  if (is_contiguous()) return *this;
+  TensorBase out = detail::empty_dense(sizes(), dtype(), device());
+  out.copy_(*this);
+  return out;
+}
+
+TensorBase detail::empty_dense(IntArrayRef sizes, DType dtype, Device device) {
+  int64_t bytes;
+  KILN_CHECK(!__builtin_mul_overflow(numel_of(sizes), int64_t(element_size(dtype)), &bytes), ValueError, "empty",
+             "size", "too many bytes for ", shape_str(sizes));
+  if (KILN_UNLIKELY(!device.is_cpu())) allocator_for_op(device, "empty");
+  return TensorBase(new_tensor_impl(new_storage(size_t(bytes), device), dtype, sizes, contiguous_strides(sizes), 0));
+}
+
+#define KILN_INSTANTIATE(T)                \
+  template T* TensorBase::data<T>() const; \
+  template std::vector<T> TensorBase::to_vector<T>() const;
 KILN_FOR_EACH_ELEMENT_TYPE(KILN_INSTANTIATE)
 #undef KILN_INSTANTIATE
 

@@ -4,7 +4,7 @@
 // input casting and output allocation. Generated stubs fill a PointwiseCall and hand it to
 // the device's kernel; the kernel only loops.
 #include "kiln/pointwise_dispatch.h"
-#include "kiln/tensor.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln {
 
@@ -27,8 +27,8 @@ struct PointwiseSpec {
 
 struct PointwiseCall {
   const PointwiseSpec* spec = nullptr;
-  Tensor out;                                 // result buffer, broadcast shape
-  Tensor inputs[kMaxPointwiseInputs];         // expanded to out's shape, cast to compute_dtype
+  TensorBase out;                          // result buffer, broadcast shape
+  TensorBase inputs[kMaxPointwiseInputs];  // expanded to out's shape, cast to compute_dtype
   int8_t num_inputs = 0;
   DType compute_dtype = DType::Float32;
   Scalar scalars[kMaxPointwiseScalars];       // non-tensor Scalar arguments, signature order
@@ -41,28 +41,29 @@ using PointwiseKernel = void (*)(const PointwiseCall&);
 namespace pointwise {
 
 // result_type over tensors (0-d and wrapped numbers weigh less, as in PyTorch).
-DType result_type(std::initializer_list<const Tensor*> inputs);
+DType result_type(std::initializer_list<const TensorBase*> inputs);
 // The dtype a Python number of this kind takes (bool, int64, the default float or complex dtype):
 // in promotion, and for torch.full's result without a dtype.
 DType scalar_dtype(const Scalar& s);
-DType result_type(const Tensor* const* inputs, int n, const Scalar* const* scalars = nullptr, int num_scalars = 0);
+DType result_type(const TensorBase* const* inputs, int n, const Scalar* const* scalars = nullptr, int num_scalars = 0);
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op, const char* arg);
 
 // Functional form: allocates the output.
 // `promoting_scalars` are Scalar arguments that join type promotion as Python numbers
 // (pow's exponent, clamp's bounds); null entries (a None `Scalar?`) are skipped.
-PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const Tensor*> inputs,
+PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const TensorBase*> inputs,
                       std::initializer_list<const Scalar*> promoting_scalars = {});
 // In-place form: `self` is the output; checks the result can be cast to it and that
 // broadcasting does not grow it.
-PointwiseCall prepare_inplace(const PointwiseSpec& spec, Tensor& self, std::initializer_list<const Tensor*> inputs,
+PointwiseCall prepare_inplace(const PointwiseSpec& spec, TensorBase& self,
+                              std::initializer_list<const TensorBase*> inputs,
                               std::initializer_list<const Scalar*> promoting_scalars = {});
 // out= form: resizes `out` when its shape differs (as PyTorch, when it is empty or matches) and
 // computes into a temporary when its dtype differs from the result dtype.
-PointwiseCall prepare_out(const PointwiseSpec& spec, Tensor& out, std::initializer_list<const Tensor*> inputs,
+PointwiseCall prepare_out(const PointwiseSpec& spec, TensorBase& out, std::initializer_list<const TensorBase*> inputs,
                           std::initializer_list<const Scalar*> promoting_scalars = {});
 // After the kernel ran: copies a temporary into the user's out= / in-place tensor, bumps versions.
-void finish(PointwiseCall& call, Tensor& destination);
+void finish(PointwiseCall& call, TensorBase& destination);
 
 // `str` argument to index: "tanh" in {"none","tanh"} -> 1; errors name the op and argument.
 int64_t choice_index(const char* op, const char* arg, std::string_view value,

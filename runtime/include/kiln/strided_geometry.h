@@ -8,7 +8,7 @@
 
 namespace kiln {
 
-class Tensor;
+class TensorBase;
 
 // Geometry of up to 5 operands (out + 4 inputs) with dims coalesced, innermost first.
 struct StridedGeometry {
@@ -20,7 +20,7 @@ struct StridedGeometry {
   bool contiguous = false;  // every operand dense in the same order
 };
 // Operands of one shape (the output first): their sizes must equal the output's.
-StridedGeometry make_geometry(const Tensor* const* operands, int n);
+StridedGeometry make_geometry(const TensorBase* const* operands, int n);
 // The same from raw operands over `shape`: strides in elements (0 along a broadcast dim),
 // element sizes in bytes. copy_ and fill_ use it for a source broadcast to the destination.
 StridedGeometry make_geometry(IntArrayRef shape, int n, const IntArrayRef* strides, const int64_t* element_sizes,

@@ -13,7 +13,7 @@ bool skipped(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 
 Tensor cat(const TensorList& tensors, int64_t dim) {
   KILN_CHECK(!tensors.empty(), ValueError, "cat", "tensors", "expected a non-empty list of tensors");
-  std::vector<const Tensor*> ptrs;
+  std::vector<const TensorBase*> ptrs;
   ptrs.reserve(tensors.size());
   const Tensor* ref = nullptr;  // first tensor that is not skipped: the shape the others must match
   for (size_t i = 0; i < tensors.size(); ++i) {

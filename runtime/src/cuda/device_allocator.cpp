@@ -104,7 +104,7 @@ void empty_cache() {
   if (is_available()) detail::block_cache().empty_cache();
 }
 
-void record_stream(const Tensor& t, const Stream& s) {
+void record_stream(const TensorBase& t, const Stream& s) {
   KILN_CHECK(t.defined() && t.is_cuda(), DeviceError, "cuda::record_stream", "t", "expected a CUDA tensor");
   KILN_CHECK(t.device().index == s.device_index(), DeviceError, "cuda::record_stream", "s", "stream of cuda:",
              s.device_index(), " for a tensor on ", t.device().str());

@@ -115,7 +115,7 @@ Tensor pin_memory(const Tensor& t) {
   return out;
 }
 
-bool is_pinned(const Tensor& t) {
+bool is_pinned(const TensorBase& t) {
   if (!t.defined() || !t.is_cpu() || !is_available()) return false;
   void* base = t.storage()->data();
   if (!base) return false;

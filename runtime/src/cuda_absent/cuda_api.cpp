@@ -42,9 +42,9 @@ float Event::elapsed_ms(const Event&) const { absent("cuda::Event::elapsed_ms");
 MemoryStats memory_stats(int) { absent("cuda::memory_stats"); }
 void reset_peak_memory_stats(int) { absent("cuda::reset_peak_memory_stats"); }
 void empty_cache() {}  // nothing is cached
-void record_stream(const Tensor&, const Stream&) { absent("cuda::record_stream"); }
+void record_stream(const TensorBase&, const Stream&) { absent("cuda::record_stream"); }
 Tensor pin_memory(const Tensor&) { absent("cuda::pin_memory"); }
-bool is_pinned(const Tensor&) { return false; }
+bool is_pinned(const TensorBase&) { return false; }
 void set_allow_tf32(bool) { absent("cuda::set_allow_tf32"); }
 bool allow_tf32() { return false; }
 
@@ -71,12 +71,12 @@ TensorFunction make_graphed_callable(TensorFunction, const std::vector<Tensor>&,
 }
 
 // No CUDA tensor can exist in this build (its allocator refuses); kept for the link.
-void detail::copy_(Tensor&, const Tensor&, bool) { absent("copy_"); }
-void detail::fill_(Tensor&, const Scalar&) { absent("fill_"); }
-void detail::uniform_fill(Tensor&, double, double, Generator&) { absent("uniform_"); }
-void detail::normal_fill(Tensor&, double, double, Generator&) { absent("normal_"); }
-void detail::randint_fill(Tensor&, int64_t, uint64_t, Generator&) { absent("randint"); }
-void detail::bernoulli_fill(Tensor&, const Tensor&, Generator&) { absent("bernoulli"); }
-void detail::randperm_fill(Tensor&, Generator&) { absent("randperm"); }
+void detail::copy_(const TensorBase&, const TensorBase&, bool) { absent("copy_"); }
+void detail::fill_(const TensorBase&, const Scalar&) { absent("fill_"); }
+void detail::uniform_fill(TensorBase&, double, double, Generator&) { absent("uniform_"); }
+void detail::normal_fill(TensorBase&, double, double, Generator&) { absent("normal_"); }
+void detail::randint_fill(TensorBase&, int64_t, uint64_t, Generator&) { absent("randint"); }
+void detail::bernoulli_fill(TensorBase&, const TensorBase&, Generator&) { absent("bernoulli"); }
+void detail::randperm_fill(TensorBase&, Generator&) { absent("randperm"); }
 
 }  // namespace kiln::cuda

@@ -15,7 +15,7 @@ DimSplit split_at_dim(IntArrayRef sizes, int64_t dim) {
   return s;
 }
 
-AlongDimPlan along_dim(const char* op, const Tensor& self, int64_t dim, std::optional<DType> dtype,
+AlongDimPlan along_dim(const char* op, const TensorBase& self, int64_t dim, std::optional<DType> dtype,
                        AlongDimResult result, std::optional<DType> destination) {
   AlongDimPlan plan;
   const int64_t nd = self.dim();
@@ -35,13 +35,15 @@ AlongDimPlan along_dim(const char* op, const Tensor& self, int64_t dim, std::opt
   return plan;
 }
 
-void check_companion(const AlongDimPlan& plan, const char* op, const char* arg, const Tensor& t) {
+void check_companion(const AlongDimPlan& plan, const char* op, const char* arg, const TensorBase& t) {
   KILN_CHECK(t.sizes().equals(plan.sizes), ShapeError, op, arg, "expected ", arg, " of shape ", shape_str(plan.sizes),
              " (self's), got ", shape_str(t.sizes()));
   KILN_CHECK(std::string_view(arg) != "indices" || t.dtype() == DType::Int64, DTypeError, op, arg,
              "expected int64 indices, got ", dtype_name(t.dtype()));
 }
 
-Tensor along_dim_input(const AlongDimPlan& plan, const Tensor& self) { return input_as(self, plan.dtype, true); }
+TensorBase along_dim_input(const AlongDimPlan& plan, const TensorBase& self) {
+  return input_as(self, plan.dtype, true);
+}
 
 }  // namespace kiln::meta

@@ -3,9 +3,9 @@
 
 namespace kiln::meta {
 
-Tensor input_as(const Tensor& t, DType dtype, bool contiguous) {
+TensorBase input_as(const TensorBase& t, DType dtype, bool contiguous) {
   if (!t.defined() || (t.dtype() == dtype && (!contiguous || t.is_contiguous()))) return t;
-  Tensor out = empty(t.sizes(), TensorOptions(dtype, t.device()));
+  TensorBase out = empty(t.sizes(), TensorOptions(dtype, t.device()));
   out.copy_(t);
   return out;
 }

@@ -4,11 +4,11 @@
 namespace kiln::meta {
 namespace {
 
-void check_matrix(const Tensor& t, const char* op, const char* arg, const char* name) {
+void check_matrix(const TensorBase& t, const char* op, const char* arg, const char* name) {
   KILN_CHECK(t.dim() == 2, ShapeError, op, arg, name, " must be a matrix, got ", t.dim(), "-D tensor");
 }
 
-void check_same_dtype(const Tensor& a, const Tensor& b, const char* op, const char* arg, const char* a_name,
+void check_same_dtype(const TensorBase& a, const TensorBase& b, const char* op, const char* arg, const char* a_name,
                       const char* b_name) {
   KILN_CHECK(a.dtype() == b.dtype(), DTypeError, op, arg, "expected ", a_name, " and ", b_name,
              " to have the same dtype, but got: ", dtype_name(a.dtype()), " != ", dtype_name(b.dtype()));
@@ -19,14 +19,14 @@ void check_scalar_fits(const Scalar& s, DType d, const char* op, const char* arg
              " cannot be converted to ", dtype_name(d));
 }
 
-void check_multipliable(const Tensor& mat1, const Tensor& mat2, const char* op) {
+void check_multipliable(const TensorBase& mat1, const TensorBase& mat2, const char* op) {
   KILN_CHECK(mat1.size(1) == mat2.size(0), ShapeError, op, "mat2", "mat1 and mat2 shapes cannot be multiplied (",
              mat1.size(0), "x", mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
 }
 
 }  // namespace
 
-MatmulPlan mm(const char* op, const Tensor& self, const Tensor& mat2) {
+MatmulPlan mm(const char* op, const TensorBase& self, const TensorBase& mat2) {
   check_matrix(self, op, "self", "self");
   check_matrix(mat2, op, "mat2", "mat2");
   check_same_dtype(self, mat2, op, "mat2", "mat1", "mat2");
@@ -34,8 +34,8 @@ MatmulPlan mm(const char* op, const Tensor& self, const Tensor& mat2) {
   return {{self.size(0), mat2.size(1)}, self.dtype()};
 }
 
-MatmulPlan addmm(const char* op, const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
-                 const Scalar& alpha) {
+MatmulPlan addmm(const char* op, const TensorBase& self, const TensorBase& mat1, const TensorBase& mat2,
+                 const Scalar& beta, const Scalar& alpha) {
   check_matrix(mat1, op, "mat1", "mat1");
   check_matrix(mat2, op, "mat2", "mat2");
   check_same_dtype(mat1, mat2, op, "mat2", "mat1", "mat2");
@@ -51,12 +51,12 @@ MatmulPlan addmm(const char* op, const Tensor& self, const Tensor& mat1, const T
     const int64_t d = 2 - self.dim() + i, have = self.size(i);
     KILN_CHECK(have == 1 || have == target[d], ShapeError, op, "self", "The expanded size of the tensor (", target[d],
                ") must match the existing size (", have, ") at non-singleton dimension ", d, ".  Target sizes: [", n,
-               ", ", m, "].  Tensor sizes: ", shape_str(self.sizes()));
+               ", ", m, "].  TensorBase sizes: ", shape_str(self.sizes()));
   }
   return {{n, m}, self.dtype()};
 }
 
-MatmulPlan bmm(const char* op, const Tensor& self, const Tensor& mat2) {
+MatmulPlan bmm(const char* op, const TensorBase& self, const TensorBase& mat2) {
   KILN_CHECK(self.dim() == 3, ShapeError, op, "self", "batch1 must be a 3D tensor, got ", self.dim(), "-D");
   KILN_CHECK(mat2.dim() == 3, ShapeError, op, "mat2", "batch2 must be a 3D tensor, got ", mat2.dim(), "-D");
   check_same_dtype(self, mat2, op, "mat2", "batch1", "batch2");

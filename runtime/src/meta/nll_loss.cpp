@@ -5,7 +5,7 @@
 namespace kiln::meta {
 namespace {
 
-void check_target_shape(const char* op, const Tensor& self, const Tensor& target) {
+void check_target_shape(const char* op, const TensorBase& self, const TensorBase& target) {
   if (self.dim() == 1) {
     KILN_CHECK(target.dim() == 0, ShapeError, op, "target", "size mismatch (got input: ", shape_str(self.sizes()),
                ", target: ", shape_str(target.sizes()), ")");
@@ -23,7 +23,7 @@ void check_target_shape(const char* op, const Tensor& self, const Tensor& target
 
 }  // namespace
 
-NllLossPlan nll_loss(const char* op, const Tensor& self, const Tensor& target, const Tensor& weight,
+NllLossPlan nll_loss(const char* op, const TensorBase& self, const TensorBase& target, const TensorBase& weight,
                      int64_t reduction, int64_t /*ignore_index: any value may be ignored*/) {
   KILN_CHECK(self.dim() >= 1, ShapeError, op, "self", "Expected 1 or more dimensions (got 0)");
   KILN_CHECK(reduction >= 0 && reduction <= 2, ValueError, op, "reduction", "expected 0 (none), 1 (mean) or 2 (sum), got ",

@@ -22,7 +22,7 @@ DType result_dtype(DType in, std::optional<DType> dtype, ReduceResult rule, std:
 
 }  // namespace
 
-ReducePlan reduction(const char* op, const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DType> dtype,
+ReducePlan reduction(const char* op, const TensorBase& self, IntArrayRef dims, bool keepdim, std::optional<DType> dtype,
                      ReduceOptions options, std::optional<DType> destination) {
   const int64_t nd = self.dim();
   ReducePlan r;
@@ -68,7 +68,9 @@ ReducePlan reduction(const char* op, const Tensor& self, IntArrayRef dims, bool 
 }
 
 // The engines walk any strides: only the dtype may need a copy.
-Tensor reduction_input(const ReducePlan& plan, const Tensor& self) { return input_as(self, plan.in_dtype, false); }
+TensorBase reduction_input(const ReducePlan& plan, const TensorBase& self) {
+  return input_as(self, plan.in_dtype, false);
+}
 
 double norm_order(const char* op, const std::optional<Scalar>& p) {
   KILN_CHECK(!p || !p->is_complex(), ValueError, op, "p", "expected p to be an integer or float, got ", p->str());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include "kiln/destination.h"
 #include "kiln/pointwise.h"
+#include "kiln/strided_views.h"
 
 namespace kiln::pointwise {
 
@@ -18,9 +19,9 @@ struct Plan {
 };
 
 // A CPU 0-d tensor may join an op on another device, as in PyTorch (it is a number in effect).
-bool is_cpu_scalar(const Tensor& t) { return t.is_cpu() && t.dim() == 0; }
+bool is_cpu_scalar(const TensorBase& t) { return t.is_cpu() && t.dim() == 0; }
 
-Device common_device(const PointwiseSpec& spec, const Tensor* const* in, int n) {
+Device common_device(const PointwiseSpec& spec, const TensorBase* const* in, int n) {
   int first = 0;
   for (int i = 0; i < n; ++i)
     if (!is_cpu_scalar(*in[i])) { first = i; break; }
@@ -34,7 +35,7 @@ Device common_device(const PointwiseSpec& spec, const Tensor* const* in, int n) 
   return device;
 }
 
-Plan make_plan(const PointwiseSpec& spec, const Tensor* const* in, int n, const Scalar* const* scalars, int ns) {
+Plan make_plan(const PointwiseSpec& spec, const TensorBase* const* in, int n, const Scalar* const* scalars, int ns) {
   KILN_CHECK(n == spec.num_inputs && n <= kMaxPointwiseInputs, InternalError, spec.op, "",
              "the stub passed ", n, " tensors, the op has ", int(spec.num_inputs));
   KILN_CHECK(ns <= kMaxPointwiseScalars, InternalError, spec.op, "", "too many promoting scalars: ", ns);
@@ -44,7 +45,7 @@ Plan make_plan(const PointwiseSpec& spec, const Tensor* const* in, int n, const 
   p.device = common_device(spec, in, n);
 
   // bool-only inputs (where's condition) take no part in promotion
-  const Tensor* promoted[kMaxPointwiseInputs];
+  const TensorBase* promoted[kMaxPointwiseInputs];
   int np = 0;
   for (int i = 0; i < n; ++i) {
     if (spec.bool_input_mask & (1u << i)) {
@@ -83,26 +84,14 @@ Plan make_plan(const PointwiseSpec& spec, const Tensor* const* in, int n, const 
 }
 
 // tensor.to(dtype, device) without autograd: the same tensor when nothing changes.
-Tensor cast(const Tensor& t, DType dtype, Device device) {
+TensorBase cast(const TensorBase& t, DType dtype, Device device) {
   if (t.dtype() == dtype && t.device() == device) return t;
-  Tensor r = empty(t.sizes(), TensorOptions(dtype, device));
+  TensorBase r = empty(t.sizes(), TensorOptions(dtype, device));
   r.copy_(t);
   return r;
 }
 
-// Broadcast view of t with `shape` (stride 0 along broadcast dims), sharing its storage.
-Tensor expand_to(const Tensor& t, IntArrayRef shape) {
-  if (t.sizes().equals(shape)) return t;
-  size_t lead = shape.size() - t.sizes().size();
-  DimVector strides(shape.size(), 0);
-  for (size_t i = lead; i < shape.size(); ++i) {
-    int64_t j = int64_t(i - lead);
-    strides[i] = (t.size(j) == 1 && shape[i] != 1) ? 0 : t.stride(j);
-  }
-  return t.as_strided_view(shape, strides, t.storage_offset());
-}
-
-PointwiseCall make_call(const PointwiseSpec& spec, const Plan& p, const Tensor* const* in, int n) {
+PointwiseCall make_call(const PointwiseSpec& spec, const Plan& p, const TensorBase* const* in, int n) {
   PointwiseCall call;
   call.spec = &spec;
   call.num_inputs = int8_t(n);
@@ -110,14 +99,14 @@ PointwiseCall make_call(const PointwiseSpec& spec, const Plan& p, const Tensor* 
   for (int i = 0; i < n; ++i) {
     // cast before expanding, so a broadcast operand is converted once, not per output element
     bool is_bool_input = spec.bool_input_mask & (1u << i);
-    Tensor t = cast(*in[i], is_bool_input ? DType::Bool : p.compute, p.device);
-    call.inputs[i] = expand_to(t, p.shape);
+    TensorBase t = cast(*in[i], is_bool_input ? DType::Bool : p.compute, p.device);
+    call.inputs[i] = t.sizes().equals(p.shape) ? t : views::expanded(t, p.shape);
   }
   return call;
 }
 
 // Byte range [lo, hi) a tensor's elements occupy.
-std::pair<const char*, const char*> byte_range(const Tensor& t) {
+std::pair<const char*, const char*> byte_range(const TensorBase& t) {
   int64_t lo = 0, hi = 0;
   for (int64_t d = 0; d < t.dim(); ++d) {
     int64_t span = (t.size(d) - 1) * t.stride(d);
@@ -130,7 +119,7 @@ std::pair<const char*, const char*> byte_range(const Tensor& t) {
 
 // Writing `dst` element by element while reading `src` is safe when they are the same elements in
 // the same order or do not share memory; anything else (a.add_(a.t())) must go through a temporary.
-bool overlaps_harmfully(const Tensor& dst, const Tensor& src) {
+bool overlaps_harmfully(const TensorBase& dst, const TensorBase& src) {
   if (dst.numel() == 0 || src.numel() == 0) return false;
   if (dst.storage().get() != src.storage().get()) return false;
   if (dst.data_ptr() == src.data_ptr() && dst.strides().equals(src.strides()) && dst.dtype() == src.dtype())
@@ -139,7 +128,7 @@ bool overlaps_harmfully(const Tensor& dst, const Tensor& src) {
   return a.first < b.second && b.first < a.second;
 }
 
-bool any_harmful_overlap(const Tensor& dst, const PointwiseCall& call) {
+bool any_harmful_overlap(const TensorBase& dst, const PointwiseCall& call) {
   for (int i = 0; i < call.num_inputs; ++i)
     if (overlaps_harmfully(dst, call.inputs[i])) return true;
   return false;
@@ -147,7 +136,7 @@ bool any_harmful_overlap(const Tensor& dst, const PointwiseCall& call) {
 
 }  // namespace
 
-PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const Tensor*> inputs,
+PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const TensorBase*> inputs,
                       std::initializer_list<const Scalar*> promoting_scalars) {
   int n = int(inputs.size());
   Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
@@ -156,7 +145,8 @@ PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const Ten
   return call;
 }
 
-PointwiseCall prepare_inplace(const PointwiseSpec& spec, Tensor& self, std::initializer_list<const Tensor*> inputs,
+PointwiseCall prepare_inplace(const PointwiseSpec& spec, TensorBase& self,
+                              std::initializer_list<const TensorBase*> inputs,
                               std::initializer_list<const Scalar*> promoting_scalars) {
   int n = int(inputs.size());
   Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
@@ -170,7 +160,7 @@ PointwiseCall prepare_inplace(const PointwiseSpec& spec, Tensor& self, std::init
   return call;
 }
 
-PointwiseCall prepare_out(const PointwiseSpec& spec, Tensor& out, std::initializer_list<const Tensor*> inputs,
+PointwiseCall prepare_out(const PointwiseSpec& spec, TensorBase& out, std::initializer_list<const TensorBase*> inputs,
                           std::initializer_list<const Scalar*> promoting_scalars) {
   int n = int(inputs.size());
   Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
@@ -184,7 +174,7 @@ PointwiseCall prepare_out(const PointwiseSpec& spec, Tensor& out, std::initializ
   return call;
 }
 
-void finish(PointwiseCall& call, Tensor& destination) {
+void finish(PointwiseCall& call, TensorBase& destination) {
   if (!call.out.is_same(destination)) destination.copy_(call.out);
   destination.bump_version();
 }

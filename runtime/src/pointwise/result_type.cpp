@@ -22,15 +22,14 @@ DType number_dtype(DType t) {
   return t;
 }
 
-void update(ResultTypeState& s, const Tensor& t) {
-  if (!t.defined()) return;  // an absent `Tensor?` takes no part, as in ATen
+void update(ResultTypeState& s, const TensorBase& t) {
+  if (!t.defined()) return;  // an absent `TensorBase?` takes no part, as in ATen
   bool wrapped = t.impl()->is_wrapped_number;
   DType current = wrapped ? number_dtype(t.dtype()) : t.dtype();
   if (t.dim() > 0) promote_into(s.dim, current);
   else if (wrapped) promote_into(s.wrapped, current);
   else promote_into(s.zero_dim, current);
 }
-
 
 // A lower-priority group only matters when its category is higher (ATen's combine_categories).
 std::optional<DType> combine_categories(std::optional<DType> higher, std::optional<DType> lower) {
@@ -59,7 +58,7 @@ DType scalar_dtype(const Scalar& s) {
   return default_complex_dtype();
 }
 
-DType result_type(const Tensor* const* inputs, int n, const Scalar* const* scalars, int num_scalars) {
+DType result_type(const TensorBase* const* inputs, int n, const Scalar* const* scalars, int num_scalars) {
   // The common case, tensors of one dtype and no Python numbers, promotes to that dtype.
   if (num_scalars == 0 && n > 0 && inputs[0] && inputs[0]->defined() && !inputs[0]->impl()->is_wrapped_number) {
     const DType first = inputs[0]->dtype();
@@ -78,7 +77,7 @@ DType result_type(const Tensor* const* inputs, int n, const Scalar* const* scala
   return *r;
 }
 
-DType result_type(std::initializer_list<const Tensor*> inputs) {
+DType result_type(std::initializer_list<const TensorBase*> inputs) {
   return result_type(inputs.begin(), int(inputs.size()));
 }
 

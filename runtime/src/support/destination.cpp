@@ -4,7 +4,7 @@
 
 namespace kiln::support {
 
-void resize_out(Tensor& out, IntArrayRef shape) {
+void resize_out(TensorBase& out, IntArrayRef shape) {
   DimVector strides = contiguous_strides(shape);
   size_t es = out.element_size();
   size_t needed = size_t(numel_of(shape) + out.storage_offset()) * es;
@@ -16,7 +16,7 @@ void resize_out(Tensor& out, IntArrayRef shape) {
   }
 }
 
-void check_destination(const char* op, const char* arg, const Tensor& dst, DType dtype, Device device) {
+void check_destination(const char* op, const char* arg, const TensorBase& dst, DType dtype, Device device) {
   KILN_CHECK(dst.defined(), ValueError, op, arg, "expected a tensor, got an undefined one");
   KILN_CHECK(dst.device() == device, DeviceError, op, arg, "expected a tensor on ", device.str(),
              " (where the inputs are), got one on ", dst.device().str());
@@ -24,15 +24,15 @@ void check_destination(const char* op, const char* arg, const Tensor& dst, DType
              " can't be cast to the desired output type ", dtype_name(dst.dtype()));
 }
 
-void check_no_internal_overlap(const char* op, const char* arg, const Tensor& dst) {
+void check_no_internal_overlap(const char* op, const char* arg, const TensorBase& dst) {
   for (int64_t d = 0; d < dst.dim(); ++d)
     KILN_CHECK(dst.stride(d) != 0 || dst.size(d) <= 1, ValueError, op, arg,
                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
                "location; clone() the tensor first");
 }
 
-Tensor prepare_destination(const char* op, const char* arg, Tensor& dst, IntArrayRef sizes, DType dtype, Device device,
-                           bool resize, std::initializer_list<const Tensor*> inputs) {
+TensorBase prepare_destination(const char* op, const char* arg, TensorBase& dst, IntArrayRef sizes, DType dtype,
+                               Device device, bool resize, std::initializer_list<const TensorBase*> inputs) {
   check_destination(op, arg, dst, dtype, device);
   if (!dst.sizes().equals(sizes)) {
     KILN_CHECK(resize, ShapeError, op, arg, "output with shape ", shape_str(dst.sizes()),
@@ -41,12 +41,12 @@ Tensor prepare_destination(const char* op, const char* arg, Tensor& dst, IntArra
   }
   check_no_internal_overlap(op, arg, dst);
   bool direct = dst.dtype() == dtype && dst.is_contiguous();
-  for (const Tensor* in : inputs)
+  for (const TensorBase* in : inputs)
     if (in->defined() && in->numel() > 0 && in->storage().get() == dst.storage().get()) direct = false;
   return direct ? dst : empty(sizes, TensorOptions(dtype, device));
 }
 
-void finish_destination(const Tensor& written, Tensor& dst) {
+void finish_destination(const TensorBase& written, TensorBase& dst) {
   if (!written.is_same(dst)) dst.copy_(written);
   dst.bump_version();
 }

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include "kiln/dtype.h"
 #include "kiln/philox.h"
-#include "kiln/random.h"
+#include "kiln/generator.h"
 
 namespace kiln::random_detail {
 

@@ -277,7 +277,7 @@ void strided_loop(const StridedGeometry& g, const F& f, bool memory_bound = fals
 template <typename out_t, typename... in_t, typename F>
 void pointwise_loop(const PointwiseCall& call, const F& f) {
   constexpr int n = 1 + sizeof...(in_t);
-  const Tensor* ops[n];
+  const TensorBase* ops[n];
   ops[0] = &call.out;
   for (int k = 1; k < n; ++k) ops[k] = &call.inputs[k - 1];
   strided_loop<out_t, in_t...>(make_geometry(ops, n), f);

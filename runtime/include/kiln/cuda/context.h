@@ -4,7 +4,7 @@
 // raise kiln::Error naming the op, the current stream, the device's SM count.
 // Part of the kernel-facing API; included by .cpp (g++) and .cu (nvcc) files of the CUDA build only.
 #include <cuda_runtime_api.h>
-#include "kiln/cuda.h"
+#include "kiln/cuda_device.h"
 #include "kiln/error.h"
 #include "kiln/cuda/check.h"
 

@@ -5,13 +5,13 @@
 // log_softmax. It runs once, before any backend, and decides everything that is not
 // arithmetic: the wrapped dim, the result dtype, the result shape and the [outer, size, inner]
 // split. A kernel then only computes:
-//   void kiln::<backend>::<kernel>(const meta::AlongDimPlan& plan, const Tensor& out, const Tensor& self
+//   void kiln::<backend>::<kernel>(const meta::AlongDimPlan& plan, const TensorBase& out, const TensorBase& self
 //                                  [, other tensors])
 // where `self` is contiguous and already of plan.dtype, other tensors are contiguous in their
 // own dtypes, and `out` is a contiguous tensor of plan.sizes and plan.dtype on self's device.
 // The generated op code allocates it, or hands the kernel an out= tensor directly when it fits.
 #include <optional>
-#include "kiln/tensor.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::meta {
 
@@ -36,16 +36,16 @@ struct AlongDimPlan {
   DimSplit split;                // self around dim
 };
 
-AlongDimPlan along_dim(const char* op, const Tensor& self, int64_t dim, std::optional<DType> dtype,
+AlongDimPlan along_dim(const char* op, const TensorBase& self, int64_t dim, std::optional<DType> dtype,
                        AlongDimResult result, std::optional<DType> destination);
 
 // A further tensor of an along-dim op (cummax's gradient takes `indices`) has self's shape;
 // one named indices is int64.
-void check_companion(const AlongDimPlan& plan, const char* op, const char* arg, const Tensor& t);
+void check_companion(const AlongDimPlan& plan, const char* op, const char* arg, const TensorBase& t);
 
 // The input a kernel reads: `self` when it is contiguous and of plan.dtype, else a contiguous
 // copy cast to it.
-Tensor along_dim_input(const AlongDimPlan& plan, const Tensor& self);
+TensorBase along_dim_input(const AlongDimPlan& plan, const TensorBase& self);
 
 }  // namespace kiln::meta
 #endif  // KILN_RUNTIME_INCLUDE_KILN_META_ALONG_DIM_H_

@@ -4,9 +4,9 @@
 // PyTorch's argument checks and messages, the result's dtype (from the options, or inferred as
 // torch does) and sizes, and the values the kernels need. The kernels then fill the new
 // contiguous tensor on the options' device:
-//   void kiln::<backend>::arange(const meta::RangePlan& plan, const Tensor& out)
+//   void kiln::<backend>::arange(const meta::RangePlan& plan, const TensorBase& out)
 // and likewise linspace / logspace (LinspacePlan) and eye (EyePlan).
-#include "kiln/tensor.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::meta {
 

@@ -3,11 +3,11 @@
 // nll_loss's own meta step (`meta: nll_loss`): PyTorch's argument checks and messages, the
 // result's shape, and the [N, C, S] layout both backends walk. The kernels check the target
 // values' range as they read them (before anything is written to a caller's out=).
-//   void kiln::<backend>::nll_loss(const meta::NllLossPlan& plan, const Tensor& out, const Tensor& self,
-//                                  const Tensor& target, const Tensor& weight, int64_t reduction,
+//   void kiln::<backend>::nll_loss(const meta::NllLossPlan& plan, const TensorBase& out, const TensorBase& self,
+//                                  const TensorBase& target, const TensorBase& weight, int64_t reduction,
 //                                  int64_t ignore_index)
 // self, target and weight (when defined) are contiguous.
-#include "kiln/tensor.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::meta {
 
@@ -19,7 +19,7 @@ struct NllLossPlan {
   DType dtype = DType::Float32;
 };
 
-NllLossPlan nll_loss(const char* op, const Tensor& self, const Tensor& target, const Tensor& weight,
+NllLossPlan nll_loss(const char* op, const TensorBase& self, const TensorBase& target, const TensorBase& weight,
                      int64_t reduction, int64_t ignore_index);
 
 }  // namespace kiln::meta

@@ -5,12 +5,12 @@
 // before any backend: which dims are reduced, the result's shape and dtype, the dtype the
 // input is read in, and PyTorch's errors (repeated dims, empty reductions without identity).
 // A reduction kernel then only computes:
-//   void kiln::<backend>::<kernel>(const meta::ReducePlan& plan, const Tensor& out[, const Tensor& indices],
-//                                  const Tensor& self[, other arguments])
+//   void kiln::<backend>::<kernel>(const meta::ReducePlan& plan, const TensorBase& out[, const TensorBase& indices],
+//                                  const TensorBase& self[, other arguments])
 // where `self` has plan.in_dtype (any layout), and `out` (and `indices`, int64) are
 // contiguous tensors of plan.sizes on self's device.
 #include <optional>
-#include "kiln/tensor.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln::meta {
 
@@ -40,14 +40,14 @@ struct ReduceOptions {
 
 // `dims` empty (or None) reduces every dim; dims wrap, may appear once, and a 0-d tensor takes 0
 // or -1 (reducing nothing).
-ReducePlan reduction(const char* op, const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DType> dtype,
+ReducePlan reduction(const char* op, const TensorBase& self, IntArrayRef dims, bool keepdim, std::optional<DType> dtype,
                      ReduceOptions options, std::optional<DType> destination);
-inline ReducePlan reduction(const char* op, const Tensor& self, const OptIntList& dims, bool keepdim,
+inline ReducePlan reduction(const char* op, const TensorBase& self, const OptIntList& dims, bool keepdim,
                             std::optional<DType> dtype, ReduceOptions options, std::optional<DType> destination) {
   return reduction(op, self, dims.has_value() ? dims.value() : IntArrayRef(), keepdim, dtype, options, destination);
 }
 // One dim, or none (max.dim, all.dim, argmax(dim=None): every dim).
-inline ReducePlan reduction(const char* op, const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+inline ReducePlan reduction(const char* op, const TensorBase& self, std::optional<int64_t> dim, bool keepdim,
                             std::optional<DType> dtype, ReduceOptions options, std::optional<DType> destination) {
   return dim ? reduction(op, self, IntArrayRef(*dim), keepdim, dtype, options, destination)
              : reduction(op, self, IntArrayRef(), keepdim, dtype, options, destination);
@@ -55,7 +55,7 @@ inline ReducePlan reduction(const char* op, const Tensor& self, std::optional<in
 
 // The input a reduction kernel reads: `self`, cast to plan.in_dtype when it differs (the layout
 // is kept; reduction kernels take any strides).
-Tensor reduction_input(const ReducePlan& plan, const Tensor& self);
+TensorBase reduction_input(const ReducePlan& plan, const TensorBase& self);
 
 // norm's p as a number (2 when None); a complex p is a ValueError.
 double norm_order(const char* op, const std::optional<Scalar>& p);
