@@ -5,6 +5,7 @@
 #include <memory>
 #include "kiln/autograd.h"
 #include "autograd/replayed_function.h"
+#include "kiln/cuda.h"
 #include "kiln/cuda/context.h"
 #include "device_cache/block_cache.h"
 

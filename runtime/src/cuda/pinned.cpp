@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 #include "cuda/capture_mode.h"
+#include "kiln/cuda.h"
 #include "kiln/cuda/context.h"
 #include "core/pooled.h"
 #include "device_cache/block_cache.h"
