@@ -50,6 +50,22 @@ BUILD_TARGETS = [
 ]
 
 
+def build_breakdown(build):
+    """What each measured rebuild compiled, by part of the build (tools/measure_build.py's groups)."""
+    rows = [("edit one pointwise expression", "rebuild_one_op"), ("add a pointwise op", "add_pointwise_op"),
+            ("add a kernel op", "add_kernel_op"), ("CUDA kernels after adding a pointwise op", "cuda_add_pointwise_op")]
+    out = []
+    for label, key in rows:
+        groups = build.get(f"{key}_objects_by_group")
+        if groups is None:
+            continue
+        if not out:
+            out += ["| rebuild | seconds | objects | what they are |", "| --- | ---: | ---: | --- |"]
+        parts = ", ".join(f"{name} {n}" for name, n in groups.items())
+        out.append(f"| {label} | {build[key + '_s']:.1f} | {build[key + '_objects']} | {parts} |")
+    return out + [""] if out else []
+
+
 def fmt_time(s):
     if s < 1e-6:
         return f"{s * 1e9:.0f} ns"
@@ -204,6 +220,7 @@ def main():
                       f"of nvcc per generated pointwise op ({build['cuda_pointwise_ops']} ops)"
                       if "cuda_kernels_s" in build else "") + ".")
         out.append("")
+        out += build_breakdown(build)
 
     out.append("## Missed targets")
     out.append("")
