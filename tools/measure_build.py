@@ -100,11 +100,19 @@ def object_group(target):
     return "other"
 
 
+def object_stamps(build):
+    """{object file: modification time} of every object under the build directory."""
+    return {str(p.relative_to(build)): p.stat().st_mtime_ns for p in build.rglob("*.o")}
+
+
 def rebuild(make, src, build, label, result, key, own=None):
     """Times a rebuild; records the objects it compiled and (own) the seconds of the new files."""
-    before = len(ninja_entries(build))
+    # Objects whose file changed, not the tail of .ninja_log: ninja may recompact its log.
+    before = object_stamps(build)
     seconds = timed(make, src)
-    compiled = [(t, s) for t, s in ninja_entries(build)[before:] if t.endswith(".o")]
+    after = object_stamps(build)
+    durations = dict(ninja_entries(build))  # the last entry of each output
+    compiled = [(t, durations.get(t, 0.0)) for t, stamp in after.items() if before.get(t) != stamp]
     result[key] = seconds
     result[key.replace("_s", "_objects")] = len(compiled)
     groups = {}
