@@ -2,7 +2,7 @@
 # normal suite; `tools/kiln test --quick` skips them. Each stage has its own build directory
 # and prints ctest's summary line:
 #   asan  build-asan (clang, ASan + LSan + UBSan, -O1): the whole suite, any report fails it
-#   fuzz  build-asan: libFuzzer on op calls by name, KILN_FUZZ_RUNS inputs (4000, at most
+#   fuzz  build-asan: libFuzzer on op calls by name, KILN_FUZZ_RUNS inputs (12000, at most
 #         KILN_FUZZ_SECONDS = 120 s) from seed KILN_FUZZ_SEED (1) and fuzz/corpus: replayable
 #   tsan  build-tsan (clang, TSan, LLVM's OpenMP with its Archer tool, 2 OpenMP threads): the
 #         reliability tests (threads, memory, autograd safety, kiln's own parallel loops)
@@ -11,7 +11,7 @@
 ASAN_BUILD="${KILN_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 TSAN_BUILD="${KILN_TSAN_BUILD_DIR:-$ROOT/build-tsan}"
 FUZZ_SEED="${KILN_FUZZ_SEED:-1}"
-FUZZ_RUNS="${KILN_FUZZ_RUNS:-4000}"
+FUZZ_RUNS="${KILN_FUZZ_RUNS:-12000}"
 FUZZ_SECONDS="${KILN_FUZZ_SECONDS:-120}"
 # allocator_may_return_null: a huge request must reach kiln's own out-of-memory error.
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
