@@ -22,6 +22,10 @@ header that changes when an op is added or a signature changes (kiln/tensor.h wi
 methods, the generated op declarations, the backend table, the aggregate kernel lists): kernels
 see TensorBase and their own kernel's declaration only, so adding an op recompiles none of them.
 The dispatch tables and the CUDA pointwise host entries list every op and are exempt.
+
+`--op-independent` prints the core's sources (runtime/src) that reach no such header, one per
+line; CMake compiles them without the core's precompiled header (the whole op API), so adding an
+op recompiles only the runtime that calls ops.
 """
 import os
 import re
@@ -111,34 +115,54 @@ def quoted_includes(rel, layer):
             yield target
 
 
+def registry_wide_chain(rel, layer):
+    """The chain of includes from `rel` to a registry-wide header, or None when it reaches none."""
+    chain = {rel: None}  # breadth-first over includes, remembering who included what
+    queue = [rel]
+    while queue:
+        cur = queue.pop(0)
+        if cur in REGISTRY_WIDE:
+            path = [cur]
+            while chain[path[-1]] is not None:
+                path.append(chain[path[-1]])
+            return list(reversed(path))
+        for target in quoted_includes(cur, layer):
+            if target not in chain:
+                chain[target] = cur
+                queue.append(target)
+    return None
+
+
+def files_under(top):
+    for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+        for f in sorted(files):
+            if f.endswith(SOURCES):
+                yield os.path.relpath(os.path.join(dirpath, f), ROOT).replace(os.sep, "/")
+
+
 def registry_wide_reaches():
     """(kernel file, chain of includes to a registry-wide header) for every kernel file that has one."""
     found = []
     for top in ("kernels/cpu", "kernels/cuda", "generated/src"):
-        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
-            for f in sorted(files):
-                rel = os.path.relpath(os.path.join(dirpath, f), ROOT).replace(os.sep, "/")
-                layer = layer_of(rel)
-                if not f.endswith(SOURCES) or layer not in ("cpu", "cuda") or rel in LISTS_EVERY_OP:
-                    continue
-                chain = {rel: None}  # breadth-first over includes, remembering who included what
-                queue = [rel]
-                while queue:
-                    cur = queue.pop(0)
-                    if cur in REGISTRY_WIDE:
-                        path = [cur]
-                        while chain[path[-1]] is not None:
-                            path.append(chain[path[-1]])
-                        found.append((rel, list(reversed(path))))
-                        break
-                    for target in quoted_includes(cur, layer):
-                        if target not in chain:
-                            chain[target] = cur
-                            queue.append(target)
+        for rel in files_under(top):
+            layer = layer_of(rel)
+            if layer not in ("cpu", "cuda") or rel in LISTS_EVERY_OP:
+                continue
+            path = registry_wide_chain(rel, layer)
+            if path:
+                found.append((rel, path))
     return found
 
 
+def op_independent_runtime():
+    """The runtime/src sources that reach no registry-wide header."""
+    return [rel for rel in files_under("runtime/src") if rel.endswith(".cpp") and not registry_wide_chain(rel, "core")]
+
+
 def main():
+    if sys.argv[1:] == ["--op-independent"]:
+        print("\n".join(op_independent_runtime()))
+        return 0
     found = crossings()
     for rel, line, inc, target, layer, other in found:
         print(f"{rel}:{line}: includes \"{inc}\" ({target}): the {layer} layer may not see the {other} layer")

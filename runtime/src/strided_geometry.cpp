@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include "kiln/error.h"
+#include "kiln/tensor_base.h"
 
 namespace kiln {
 

@@ -177,12 +177,21 @@ TensorBase TensorBase::contiguous() const {
   return out;
 }
 
-TensorBase detail::empty_dense(IntArrayRef sizes, DType dtype, Device device) {
-  int64_t bytes;
-  KILN_CHECK(!__builtin_mul_overflow(numel_of(sizes), int64_t(element_size(dtype)), &bytes), ValueError, "empty",
-             "size", "too many bytes for ", shape_str(sizes));
-  if (KILN_UNLIKELY(!device.is_cpu())) allocator_for_op(device, "empty");
-  return TensorBase(new_tensor_impl(new_storage(size_t(bytes), device), dtype, sizes, contiguous_strides(sizes), 0));
+size_t detail::dense_nbytes(IntArrayRef sizes, DType dtype, const char* op) {
+  int64_t n = 1, bytes;
+  for (int64_t s : sizes) {
+    KILN_CHECK(s >= 0, ValueError, op, "size", "negative dimension ", s, " in ", shape_str(sizes));
+    KILN_CHECK(!__builtin_mul_overflow(n, s, &n), ValueError, op, "size", "too many elements in ", shape_str(sizes));
+  }
+  KILN_CHECK(!__builtin_mul_overflow(n, int64_t(element_size(dtype)), &bytes), ValueError, op, "size",
+             "too many bytes for ", shape_str(sizes));
+  return size_t(bytes);
+}
+
+TensorBase detail::empty_dense(IntArrayRef sizes, DType dtype, Device device, const char* op) {
+  const size_t nbytes = dense_nbytes(sizes, dtype, op);
+  if (KILN_UNLIKELY(!device.is_cpu())) allocator_for_op(device, op);
+  return TensorBase(new_tensor_impl(new_storage(nbytes, device), dtype, sizes, contiguous_strides(sizes), 0));
 }
 
 #define KILN_INSTANTIATE(T)                \

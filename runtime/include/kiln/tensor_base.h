@@ -182,11 +182,15 @@ DimVector contiguous_strides(IntArrayRef sizes);
 int64_t numel_of(IntArrayRef sizes);
 
 namespace detail {
-// A new dense (contiguous) tensor on `device`, values unspecified: the allocation kernels use
-// for results and scratch buffers (the `empty` op adds the factory keywords on top).
-TensorBase empty_dense(IntArrayRef sizes, DType dtype, Device device = kCPU);
-inline TensorBase empty_dense(IntArrayRef sizes, const TensorOptions& options) {
-  return empty_dense(sizes, options.dtype, options.device);
+// Bytes of a dense tensor of `sizes`: ValueError naming `op` and its `size` argument for a
+// negative size or an element or byte count that does not fit.
+size_t dense_nbytes(IntArrayRef sizes, DType dtype, const char* op);
+// A new dense (contiguous) tensor on `device`, values unspecified: the one allocation the
+// factories, the runtime and the kernels use for results and scratch buffers (the `empty` op
+// adds the factory keywords on top). Errors name `op`.
+TensorBase empty_dense(IntArrayRef sizes, DType dtype, Device device = kCPU, const char* op = "empty");
+inline TensorBase empty_dense(IntArrayRef sizes, const TensorOptions& options, const char* op = "empty") {
+  return empty_dense(sizes, options.dtype, options.device, op);
 }
 }  // namespace detail
 

@@ -33,19 +33,6 @@ size_t span_bytes(IntArrayRef sizes, IntArrayRef strides, DType dtype, const cha
   return size_t(bytes);
 }
 
-// Bytes of a dense tensor of `sizes` (in any dim order: its storage holds exactly its elements);
-// checks sizes are non-negative and the counts fit, before any stride is computed.
-size_t dense_bytes(IntArrayRef sizes, DType dtype, const char* op) {
-  int64_t n = 1, bytes;
-  for (int64_t s : sizes) {
-    KILN_CHECK(s >= 0, ValueError, op, "size", "negative dimension ", s, " in ", shape_str(sizes));
-    KILN_CHECK(!__builtin_mul_overflow(n, s, &n), ValueError, op, "size", "too many elements in ", shape_str(sizes));
-  }
-  KILN_CHECK(!__builtin_mul_overflow(n, int64_t(element_size(dtype)), &bytes), ValueError, op, "size",
-             "too many bytes for ", shape_str(sizes));
-  return size_t(bytes);
-}
-
 Tensor allocate(IntArrayRef sizes, IntArrayRef strides, size_t nbytes, const TensorOptions& options, const char* op) {
   KILN_CHECK(options.layout == Layout::Strided, NotImplementedError, op, "layout", "no ", layout_name(options.layout),
              " tensors yet (only strided)");
@@ -65,7 +52,7 @@ DimVector strides_in_order(IntArrayRef sizes, const std::vector<int64_t>& order)
   return strides;
 }
 
-// Strides of `format` (sizes already checked by dense_bytes).
+// Strides of `format` (sizes already checked by dense_nbytes).
 DimVector format_strides(IntArrayRef sizes, MemoryFormat format, const char* op) {
   switch (format) {
     case MemoryFormat::Contiguous: return contiguous_strides(sizes);
@@ -94,10 +81,11 @@ DimVector preserved_strides(const Tensor& self) {
   return dense;
 }
 
-// A new dense tensor of `sizes` laid out in `format`.
+// A new dense tensor of `sizes` laid out in `format` (a dense storage holds exactly its
+// elements in any dim order).
 Tensor allocate_dense(IntArrayRef sizes, const TensorOptions& options, const char* op,
                       MemoryFormat format = MemoryFormat::Contiguous) {
-  const size_t nbytes = dense_bytes(sizes, options.dtype, op);
+  const size_t nbytes = kiln::detail::dense_nbytes(sizes, options.dtype, op);
   return allocate(sizes, format_strides(sizes, format, op), nbytes, options, op);
 }
 
@@ -106,7 +94,7 @@ Tensor empty_like_as(const Tensor& self, const TensorOptions& options, std::opti
   const TensorOptions o = options_like(self, options);
   const MemoryFormat f = format.value_or(MemoryFormat::Preserve);
   if (f != MemoryFormat::Preserve) return allocate_dense(self.sizes(), o, op, f);
-  return allocate(self.sizes(), preserved_strides(self), dense_bytes(self.sizes(), o.dtype, op), o, op);
+  return allocate(self.sizes(), preserved_strides(self), kiln::detail::dense_nbytes(self.sizes(), o.dtype, op), o, op);
 }
 
 Tensor zero_filled(Tensor t) {

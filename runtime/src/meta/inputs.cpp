@@ -5,7 +5,7 @@ namespace kiln::meta {
 
 TensorBase input_as(const TensorBase& t, DType dtype, bool contiguous) {
   if (!t.defined() || (t.dtype() == dtype && (!contiguous || t.is_contiguous()))) return t;
-  TensorBase out = empty(t.sizes(), TensorOptions(dtype, t.device()));
+  TensorBase out = detail::empty_dense(t.sizes(), dtype, t.device());
   out.copy_(t);
   return out;
 }

@@ -86,7 +86,7 @@ Plan make_plan(const PointwiseSpec& spec, const TensorBase* const* in, int n, co
 // tensor.to(dtype, device) without autograd: the same tensor when nothing changes.
 TensorBase cast(const TensorBase& t, DType dtype, Device device) {
   if (t.dtype() == dtype && t.device() == device) return t;
-  TensorBase r = empty(t.sizes(), TensorOptions(dtype, device));
+  TensorBase r = detail::empty_dense(t.sizes(), dtype, device);
   r.copy_(t);
   return r;
 }
@@ -141,7 +141,7 @@ PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const Ten
   int n = int(inputs.size());
   Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
   PointwiseCall call = make_call(spec, p, inputs.begin(), n);
-  call.out = empty(p.shape, TensorOptions(p.out, p.device));
+  call.out = detail::empty_dense(p.shape, p.out, p.device, spec.op);
   return call;
 }
 
@@ -156,7 +156,7 @@ PointwiseCall prepare_inplace(const PointwiseSpec& spec, TensorBase& self,
   support::check_no_internal_overlap(spec.op, "self", self);
   PointwiseCall call = make_call(spec, p, inputs.begin(), n);
   bool direct = self.dtype() == p.out && !any_harmful_overlap(self, call);
-  call.out = direct ? self : empty(p.shape, TensorOptions(p.out, p.device));
+  call.out = direct ? self : detail::empty_dense(p.shape, p.out, p.device, spec.op);
   return call;
 }
 
@@ -170,7 +170,7 @@ PointwiseCall prepare_out(const PointwiseSpec& spec, TensorBase& out, std::initi
   if (!out.sizes().equals(p.shape)) support::resize_out(out, p.shape);
   support::check_no_internal_overlap(spec.op, "out", out);
   bool direct = out.dtype() == p.out && !any_harmful_overlap(out, call);
-  call.out = direct ? out : empty(p.shape, TensorOptions(p.out, p.device));
+  call.out = direct ? out : detail::empty_dense(p.shape, p.out, p.device, spec.op);
   return call;
 }
 

@@ -43,7 +43,7 @@ TensorBase prepare_destination(const char* op, const char* arg, TensorBase& dst,
   bool direct = dst.dtype() == dtype && dst.is_contiguous();
   for (const TensorBase* in : inputs)
     if (in->defined() && in->numel() > 0 && in->storage().get() == dst.storage().get()) direct = false;
-  return direct ? dst : empty(sizes, TensorOptions(dtype, device));
+  return direct ? dst : detail::empty_dense(sizes, dtype, device, op);
 }
 
 void finish_destination(const TensorBase& written, TensorBase& dst) {
