@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
-#include "kiln/gen/backend_table.h"
+#include "kiln/dispatch.h"
 #include "kiln/kiln.h"
 #include "kiln/pointwise.h"
 #include "support/test_helpers.h"
@@ -277,10 +277,15 @@ TEST_CASE("dispatch errors list what exists") {
   CHECK(error_text<DTypeError>([] {
           pointwise::throw_dtype_unsupported("add", kInt16, kCPU, {kFloat32, kFloat64});
         }) == "kiln::add: argument 'self': no CPU kernel for dtype int16; it has: float32, float64");
-  CHECK(error_text<NotImplementedError>(
-            [] { throw_missing_kernel("add", Device(DeviceType::CUDA, 0), Layout::Strided, "cpu"); }) ==
-        "kiln::add: no cuda kernel (cuda:0); it has kernels for: cpu");
-  CHECK(error_text<NotImplementedError>([] { throw_missing_kernel("add", kCPU, Layout::SparseCoo, "cpu, cuda"); }) ==
+  // An op's kernel table: a null entry names the backends that have the op.
+  using Kernel = void (*)();
+  static const KernelTable<Kernel> cpu_only = {{+[] {}}, {nullptr}};
+  static const KernelTable<Kernel> both = {{+[] {}}, {+[] {}}};
+  CHECK(bool(kernel_for(cpu_only, kCPU, Layout::Strided, "add") == cpu_only[0][0]));
+  CHECK(error_text<NotImplementedError>([] {
+          kernel_for(cpu_only, Device(DeviceType::CUDA, 0), Layout::Strided, "add");
+        }) == "kiln::add: no cuda kernel (cuda:0); it has kernels for: cpu");
+  CHECK(error_text<NotImplementedError>([] { kernel_for(both, kCPU, Layout::SparseCoo, "add"); }) ==
         "kiln::add: argument 'layout': no sparse_coo kernel for cpu; it has kernels for: cpu, cuda");
   CHECK(pointwise::choice_index("gelu", "approximate", "none", {"none", "tanh"}) == 0);
   CHECK(pointwise::choice_index("gelu", "approximate", "tanh", {"none", "tanh"}) == 1);

@@ -7,8 +7,8 @@ kiln's layers (CMakeLists.txt builds one target per layer with exactly these inc
                                          the public API and the kernel-facing API (kiln/meta,
                                          kiln/cpu, kiln/cuda), generated declarations
   core     runtime/src, generated/src/{ops,registry,missing}
-  cpu      kernels/cpu, generated/src/{cpu,cpu_table}
-  cuda     kernels/cuda, generated/src/{cuda,cuda_table}
+  cpu      kernels/cpu, generated/src/cpu
+  cuda     kernels/cuda, generated/src/cuda
 The core and the two backends see the headers and common, plus their own directories; neither
 backend sees the other, and no kernel sees runtime/src.
 
@@ -19,9 +19,9 @@ Generated sources are checked when generated/ exists (after a build). Run by CTe
 
 It also fails when a kernel file (cpu or cuda layer) reaches, through any chain of includes, a
 header that changes when an op is added or a signature changes (kiln/tensor.h with its op
-methods, the generated op declarations, the backend table, the aggregate kernel lists): kernels
-see TensorBase and their own kernel's declaration only, so adding an op recompiles none of them.
-The dispatch tables and the CUDA pointwise host entries list every op and are exempt.
+methods, the generated op declarations): kernels see TensorBase and their own kernel's
+declaration only, so adding an op recompiles none of them. The CUDA pointwise host entries list
+every op and are exempt.
 
 `--op-independent` prints the core's sources (runtime/src) that reach no such header, one per
 line; CMake compiles them without the core's precompiled header (the whole op API), so adding an
@@ -43,9 +43,9 @@ LAYERS = {
     "headers": (HEADERS, HEADERS + ("kernels/include/",), ()),
     "core": (("runtime/src/", "generated/src/ops/", "generated/src/registry", "generated/src/missing"),
              HEADERS + ("kernels/include/", "runtime/src/"), ("runtime/src",)),
-    "cpu": (("kernels/cpu/", "generated/src/cpu/", "generated/src/cpu_table"),
+    "cpu": (("kernels/cpu/", "generated/src/cpu/"),
             HEADERS + ("kernels/include/", "kernels/cpu/", "generated/src/cpu/"), ()),
-    "cuda": (("kernels/cuda/", "generated/src/cuda/", "generated/src/cuda_table"),
+    "cuda": (("kernels/cuda/", "generated/src/cuda/"),
              HEADERS + ("kernels/include/", "kernels/cuda/", "generated/src/cuda/"), ("kernels/cuda",)),
 }
 SHARED_ROOTS = ("runtime/include", "generated/include", "kernels/include")
@@ -100,10 +100,9 @@ def crossings():
 REGISTRY_WIDE = {"runtime/include/kiln/tensor.h", "runtime/include/kiln/kiln.h", "runtime/include/kiln/op_support.h",
                  "generated/src/cuda/cuda_elementwise.h"} | {
     f"generated/include/kiln/gen/{h}" for h in ("ops.h", "factories.h", "tensor_methods.h", "tensor_methods_inl.h",
-                                                "backend_table.h", "composite.h", "cpu_kernels.h", "cuda_kernels.h")}
+                                                "composite.h")}
 # Kernel-layer files that list every op by design.
-LISTS_EVERY_OP = {"generated/src/cpu_table.cpp", "generated/src/cuda_table.cpp",
-                  "generated/src/cuda/pointwise_entries.cpp", "generated/src/cuda/cuda_elementwise.h"}
+LISTS_EVERY_OP = {"generated/src/cuda/pointwise_entries.cpp", "generated/src/cuda/cuda_elementwise.h"}
 
 
 def quoted_includes(rel, layer):

@@ -149,18 +149,15 @@ def render(registry, out_dir, sources=None):
     w.write(f"{inc}/factories.h", env.get_template("factories.h.j2").render(ops=views))
     w.write(f"{inc}/tensor_methods.h", env.get_template("tensor_methods.h.j2").render(ops=views))
     w.write(f"{inc}/tensor_methods_inl.h", env.get_template("tensor_methods_inl.h.j2").render(ops=views, operators=_operators(views)))
-    w.write(f"{inc}/backend_table.h", env.get_template("backend_table.h.j2").render(ops=views))
     decl_tpl = env.get_template("kernel_decl.h.j2")
     for backend, label in (("cpu", "CPU"), ("cuda", "CUDA")):
         kernels = _kernel_signatures(views, backend)
         for name, (entries, signatures) in kernels.items():
             w.write(f"{inc}/kernels/{backend}/{name}.h", decl_tpl.render(name=name, entries=entries, signatures=signatures,
                                                                        backend=backend, label=label))
-        w.write(f"{inc}/{backend}_kernels.h", env.get_template("backend_kernels.h.j2").render(
-            ops=views, backend=backend, label=label, kernel_names=sorted(kernels)))
     w.write(f"{inc}/composite.h", env.get_template("composite.h.j2").render(ops=views))
-    # One list per CMake target: the core (op entry points, registry), the CPU kernels and the
-    # CUDA kernels (pointwise kernels and each backend's table).
+    # One list per CMake target: the core (op entry points, each with its kernel table, and the
+    # registry), the CPU kernels and the CUDA kernels.
     core_sources = []
     cpu_sources = []
     op_tpl = env.get_template("op.cpp.j2")
@@ -182,10 +179,6 @@ def render(registry, out_dir, sources=None):
     w.write("src/cuda/cuda_elementwise.h", env.get_template("cuda_elementwise.h.j2").render(ops=cuda_pointwise))
     w.write("src/cuda/pointwise_entries.cpp", env.get_template("cuda_pointwise_entries.cpp.j2").render(ops=cuda_pointwise))
     cuda_sources.append("src/cuda/pointwise_entries.cpp")
-    table_tpl = env.get_template("backend_table.cpp.j2")
-    for backend, label, target in (("cpu", "CPU", cpu_sources), ("cuda", "CUDA", cuda_sources)):
-        w.write(f"src/{backend}_table.cpp", table_tpl.render(ops=views, backend=backend, label=label))
-        target.append(f"src/{backend}_table.cpp")
     w.write("src/registry.cpp", env.get_template("registry.cpp.j2").render(ops=views))
     core_sources.append("src/registry.cpp")
     if missing:

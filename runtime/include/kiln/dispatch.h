@@ -1,0 +1,33 @@
+#ifndef KILN_RUNTIME_INCLUDE_KILN_DISPATCH_H_
+#define KILN_RUNTIME_INCLUDE_KILN_DISPATCH_H_
+// Kernel lookup for generated op entries. Each op's entry holds its own table of kernels by
+// (device type, layout), constant-initialized from the backends it is declared for, so adding
+// an op adds a table in its own file and changes no header another op includes. A null entry
+// is reported as a NotImplementedError naming the backends that have the op.
+#include "kiln/device.h"
+#include "kiln/layout.h"
+#include "kiln/macros.h"
+
+namespace kiln {
+
+template <typename Fn>
+using KernelTable = Fn[kNumDeviceTypes][kNumLayouts];
+
+[[noreturn]] void throw_missing_kernel(const char* op, Device device, Layout layout,
+                                       const bool (&have)[kNumDeviceTypes][kNumLayouts]);
+
+// The kernel of `table` for `device` and `layout`, or a NotImplementedError.
+template <typename Fn>
+KILN_INLINE Fn kernel_for(const KernelTable<Fn>& table, Device device, Layout layout, const char* op) {
+  Fn fn = table[int(device.type)][int(layout)];
+  if (KILN_UNLIKELY(!fn)) {
+    bool have[kNumDeviceTypes][kNumLayouts];
+    for (int d = 0; d < kNumDeviceTypes; ++d)
+      for (int l = 0; l < kNumLayouts; ++l) have[d][l] = table[d][l] != nullptr;
+    throw_missing_kernel(op, device, layout, have);
+  }
+  return fn;
+}
+
+}  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_DISPATCH_H_
