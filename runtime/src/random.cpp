@@ -1,5 +1,8 @@
 // Generator: the (seed, offset) state of a Philox stream, advanced under a mutex.
-#include "kiln/random.h"
+#include "kiln/generator.h"
+
+#include <mutex>
+#include "kiln/error.h"
 
 namespace kiln {
 

@@ -2,7 +2,7 @@
 #include "kiln/storage.h"
 
 #include "core/allocator_registry.h"
-#include "kiln/cuda.h"
+#include "kiln/cuda_device.h"
 
 namespace kiln {
 
