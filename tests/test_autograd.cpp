@@ -294,9 +294,9 @@ TEST_CASE("autograd: retain_grad keeps a non-leaf's gradient") {
 TEST_CASE("autograd: AccumulateGrad refuses a gradient of another shape") {
   Tensor x = leaf({1.0, 2.0});
   AccumulateGrad acc(x);
-  TensorList bad{from_vector(D{1.0, 2.0, 3.0}, {3}, TensorOptions(kFloat64))};
+  TensorBaseList bad{from_vector(D{1.0, 2.0, 3.0}, {3}, TensorOptions(kFloat64))};
   CHECK_THROWS_AS(acc.apply(std::move(bad)), AutogradError);
-  acc.apply(TensorList{from_vector(D{0.5, 0.25}, {2}, TensorOptions(kFloat64))});
+  acc.apply(TensorBaseList{from_vector(D{0.5, 0.25}, {2}, TensorOptions(kFloat64))});
   check_values(x.grad(), {0.5, 0.25});
 }
 

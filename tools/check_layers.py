@@ -17,7 +17,8 @@ then the include roots) and the file it names must lie in a layer the includer m
 `../cpu/x.h` or a header reached through another root is caught as well as a wrong prefix.
 Generated sources are checked when generated/ exists (after a build). Run by CTest (`layering`).
 
-It also fails when a kernel file (cpu or cuda layer) reaches, through any chain of includes, a
+It also fails when a kernel file (cpu or cuda layer), or a generated op entry written over
+TensorBase (one that includes kiln/op_entry.h), reaches, through any chain of includes, a
 header that changes when an op is added or a signature changes (kiln/tensor.h with its op
 methods, the generated op declarations): kernels see TensorBase and their own kernel's
 declaration only, so adding an op recompiles none of them. The CUDA pointwise host entries list
@@ -139,13 +140,22 @@ def files_under(top):
                 yield os.path.relpath(os.path.join(dirpath, f), ROOT).replace(os.sep, "/")
 
 
+def is_entry_over_base(rel):
+    """A generated op entry written over TensorBase (target kiln_op_entries)."""
+    if not (rel.startswith("generated/src/ops/") and rel.endswith(".cpp")):
+        return False
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as fh:
+        return '#include "kiln/op_entry.h"' in fh.read()
+
+
 def registry_wide_reaches():
-    """(kernel file, chain of includes to a registry-wide header) for every kernel file that has one."""
+    """(file, chain of includes to a registry-wide header) for every kernel file, and every op
+    entry written over TensorBase, that has one."""
     found = []
     for top in ("kernels/cpu", "kernels/cuda", "generated/src"):
         for rel in files_under(top):
             layer = layer_of(rel)
-            if layer not in ("cpu", "cuda") or rel in LISTS_EVERY_OP:
+            if rel in LISTS_EVERY_OP or not (layer in ("cpu", "cuda") or is_entry_over_base(rel)):
                 continue
             path = registry_wide_chain(rel, layer)
             if path:
@@ -169,8 +179,9 @@ def main():
     reaches = registry_wide_reaches()
     for rel, path in reaches:
         print(f"{rel}: reaches {path[-1]}, which changes when an op is added ({' -> '.join(path)}); "
-              "kernels include kiln/tensor_base.h and their own kiln/gen/kernels/<backend>/<name>.h")
-    print(f"layering: {len(reaches)} kernel file(s) that an added op would recompile")
+              "kernels include kiln/tensor_base.h and their own kiln/gen/kernels/<backend>/<name>.h, op entries "
+              "kiln/op_entry.h and kiln/gen/ops/<name>.h")
+    print(f"layering: {len(reaches)} kernel or op-entry file(s) that an added op would recompile")
     return 1 if found or reaches else 0
 
 

@@ -21,12 +21,14 @@ def dtype_enum(name):
     return f"DType::{DTYPE_ENUM[name]}"
 
 
-def param_type(t: Type):
+def param_type(t: Type, base=False):
+    """base: the spelling of kiln::_ops::<op> entries, over TensorBase (kiln/gen/ops/<name>.h)."""
     b = t.base
     if b == "Tensor":
         if t.is_list:
-            return "const TensorList&"
-        return "Tensor&" if t.mutable else "const Tensor&"
+            return "const TensorBaseList&" if base else "const TensorList&"
+        tensor = "TensorBase" if base else "Tensor"
+        return f"{tensor}&" if t.mutable else f"const {tensor}&"
     if b == "int":
         if t.is_list:
             return "OptIntList" if t.optional else "IntArrayRef"
@@ -69,20 +71,21 @@ def store_expr(arg):
     return arg.name
 
 
-def return_type(sig):
+def return_type(sig, base=False):
+    tensor = "TensorBase" if base else "Tensor"
     if sig.returns_tuple:
-        return "std::tuple<" + ", ".join("Tensor" for _ in sig.returns) + ">"
+        return "std::tuple<" + ", ".join(tensor for _ in sig.returns) + ">"
     if sig.returns[0].type.is_list:
-        return "TensorList"
-    return "Tensor&" if sig.returns[0].type.mutable else "Tensor"
+        return "TensorBaseList" if base else "TensorList"
+    return f"{tensor}&" if sig.returns[0].type.mutable else tensor
 
 
-def default_value(arg):
+def default_value(arg, base=False):
     d, t = arg.default, arg.type
     if d is None:
         return None
     if d == "None":
-        return {"Tensor": "Tensor()", "Generator": "nullptr"}.get(t.base, "std::nullopt")
+        return {"Tensor": "TensorBase()" if base else "Tensor()", "Generator": "nullptr"}.get(t.base, "std::nullopt")
     if t.base == "int" and t.is_list:
         if d.startswith("["):
             inner = d.strip("[] ")
@@ -119,7 +122,7 @@ def options_start(sig):
     return start if start >= 0 and got == list(OPTIONS_GROUP) else None
 
 
-def cpp_arguments(sig):
+def cpp_arguments(sig, base=False):
     """(name, C++ type, C++ default or None) per C++ parameter: schema order, the options group folded."""
     start = options_start(sig)
     out = []
@@ -129,13 +132,13 @@ def cpp_arguments(sig):
         if i == start:
             out.append(("options", "TensorOptions", "{}"))
         else:
-            out.append((a.name, param_type(a.type), default_value(a)))
+            out.append((a.name, param_type(a.type, base), default_value(a, base)))
     return out
 
 
-def params(sig, with_defaults=True, skip_first=False, first_override=None):
+def params(sig, with_defaults=True, skip_first=False, first_override=None, base=False):
     out = []
-    for i, (name, ty, dv) in enumerate(cpp_arguments(sig)):
+    for i, (name, ty, dv) in enumerate(cpp_arguments(sig, base)):
         if skip_first and i == 0:
             continue
         if i == 0 and first_override:

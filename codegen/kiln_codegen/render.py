@@ -1,6 +1,7 @@
 """Render the validated registry into generated/ (only files whose content changed are written)."""
 import json
 import os
+import re
 
 import jinja2
 
@@ -52,6 +53,47 @@ def _enrich(v, views_by_name, sources):
         v.scalar_method_params_decl = f"const Scalar& {second.name}" + (f", {rest_decl}" if rest_decl else "")
         v.scalar_method_params_def = f"const Scalar& {second.name}" + (f", {rest_def}" if rest_def else "")
         v.scalar_rest_args = ", ".join(a.name for a in rest)
+        rest_base = ", ".join(f"{cpp.param_type(a.type, True)} {a.name}" + (f" = {cpp.default_value(a, True)}" if a.default else "")
+                              for a in rest)
+        v.base_scalar_params_decl = (f"const TensorBase& {first.name}, const Scalar& {second.name}"
+                                     + (f", {rest_base}" if rest_base else ""))
+        v.base_scalar_call_args = f"{first.name}, scalar_operand({second.name})" + "".join(f", {a.name}" for a in rest)
+
+
+# A call in a derivative formula: an identifier and "(", not a method (.f) or qualified (x::f).
+FORMULA_CALL = re.compile(r"(?<![\w.:])([A-Za-z_]\w*)\s*\(")
+
+
+def _entries_over_base(views):
+    """Which ops get kiln::_ops entries over TensorBase (kiln/gen/ops/<name>.h), and which op
+    entries are written over TensorBase, so that they include no op's declaration but those of
+    the ops their formulas call and are not recompiled when another op is added.
+
+    A composite's function variant gets an adapter (its entry stays over Tensor) when it takes
+    no mutable or list arguments. A pointwise or (non-factory) structured kernel op is written
+    over TensorBase unless it takes or returns lists, or a formula calls an op without entries."""
+    names = {v.name for v in views}
+    for v in views:
+        calls = set()
+        for f in v.op.derivatives.values():
+            calls |= {m for m in FORMULA_CALL.findall(f) if m in names}
+        if v.differentiable and "inplace" in v.op.variants and any(s.kind == "tensor" and s.name == "self"
+                                                                   for s in v.saved_inputs):
+            calls.add("clone")  # in place, self's old value is saved as _ops::clone(self)
+        v.formula_ops = sorted(calls)
+        v.adapter = (v.op.kind == "composite" and not v.has_list and "function" in v.op.variants
+                     and not any(a.type.mutable for a in v.sig.arguments if a.type.base == "Tensor")
+                     and not v.sig.returns[0].type.mutable)
+        v.over_base = ((v.op.kind == "pointwise" or v.op.structured) and not v.options_group and not v.has_list)
+        v.adapter_args = ", ".join(f"Tensor({name})" if ty == "const Tensor&" else name
+                                   for name, ty, _ in cpp.cpp_arguments(v.sig))
+    while True:  # drop ops whose formulas call an op without entries, until nothing changes
+        with_entries = {v.name for v in views if v.over_base or v.adapter}
+        dropped = [v for v in views if v.over_base and not set(v.formula_ops) <= with_entries]
+        if not dropped:
+            return with_entries
+        for v in dropped:
+            v.over_base = False
 
 
 def str_args(sig):
@@ -143,9 +185,15 @@ def render(registry, out_dir, sources=None):
         by_name.setdefault(v.name, []).append(v)
     for v in views:
         _enrich(v, by_name, sources)
+    with_entries = _entries_over_base(views)
     w = Writer(out_dir)
     inc = "include/kiln/gen"
-    w.write(f"{inc}/ops.h", env.get_template("ops.h.j2").render(ops=views))
+    entry_tpl = env.get_template("op_entries.h.j2")
+    for name in sorted(with_entries):
+        w.write(f"{inc}/ops/{name}.h", entry_tpl.render(name=name, ops=[v for v in by_name[name] if v.over_base or v.adapter]))
+    w.write(f"{inc}/ops/operators.h", env.get_template("op_operators.h.j2").render(
+        operators=[o for o in _operators(views) if o["fn"] in with_entries]))
+    w.write(f"{inc}/ops.h", env.get_template("ops.h.j2").render(ops=views, entry_headers=sorted(with_entries)))
     w.write(f"{inc}/factories.h", env.get_template("factories.h.j2").render(ops=views))
     w.write(f"{inc}/tensor_methods.h", env.get_template("tensor_methods.h.j2").render(ops=views))
     w.write(f"{inc}/tensor_methods_inl.h", env.get_template("tensor_methods_inl.h.j2").render(ops=views, operators=_operators(views)))
@@ -164,10 +212,11 @@ def render(registry, out_dir, sources=None):
     cuda_sources = []
     functor_tpl = env.get_template("pointwise_functor.h.j2")
     pw_tpl = {"cpu": env.get_template("cpu_pointwise.cpp.j2"), "cuda": env.get_template("cuda_pointwise.cu.j2")}
+    entry_sources = []
     for v in views:
         rel = f"src/ops/{v.cname}.cpp"
         w.write(rel, op_tpl.render(v=v))
-        core_sources.append(rel)
+        (entry_sources if v.over_base else core_sources).append(rel)
         if v.op.kind == "pointwise":
             w.write(f"{inc}/pointwise/{v.cname}.h", functor_tpl.render(v=v))
             for backend, ext, target in (("cpu", "cpp", cpu_sources), ("cuda", "cu", cuda_sources)):
@@ -198,6 +247,8 @@ def render(registry, out_dir, sources=None):
     w.write("coverage_declared.json", json.dumps(declared_doc(registry, missing), indent=1) + "\n")
     cmake = ["# Generated by codegen/gen.py. Do not edit."]
     for var, files, why in (("KILN_GENERATED_CORE_SOURCES", core_sources, "the core (target kiln_core)"),
+                            ("KILN_GENERATED_ENTRY_SOURCES", entry_sources,
+                             "the op entries over TensorBase (target kiln_op_entries)"),
                             ("KILN_GENERATED_CPU_SOURCES", cpu_sources, "the CPU kernels (target kiln_cpu_kernels)"),
                             ("KILN_GENERATED_CUDA_SOURCES", cuda_sources,
                              "the CUDA kernels (target kiln_cuda_kernels), built only with KILN_WITH_CUDA")):

@@ -127,6 +127,18 @@ class OpView:
         self.method_params_decl = cpp.params(op.sig, skip_first=True)
         self.method_params_def = cpp.params(op.sig, with_defaults=False, skip_first=True)
         self.method_args = cpp.arg_names(op.sig, skip_first=True)
+        # The spelling of its kiln::_ops entries, over TensorBase (kiln/gen/ops/<name>.h).
+        self.base_ret = cpp.return_type(op.sig, base=True)
+        self.base_params_decl = cpp.params(op.sig, base=True)
+        self.base_params_def = cpp.params(op.sig, with_defaults=False, base=True)
+        self.base_inplace_params_decl = cpp.params(op.sig, first_override="TensorBase&", base=True)
+        self.base_inplace_params_def = cpp.params(op.sig, with_defaults=False, first_override="TensorBase&", base=True)
+        self.has_list = any(a.type.is_list and a.type.base == "Tensor" for a in op.sig.arguments) or any(
+            r.type.is_list for r in op.sig.returns)
+        # Set by render: the entry is written over TensorBase (see over_base there), and the ops
+        # its formulas call (their kiln/gen/ops/<name>.h headers).
+        self.over_base = False
+        self.formula_ops = []
         self._derivatives(registry)
         self._pointwise()
         self._structured()
@@ -315,6 +327,8 @@ class OpView:
                                        + [f"{cpp.param_type(a.type)} {a.name}" for a in extra])
         self.out_ret = "Tensor&" if n == 1 else "std::tuple<" + ", ".join(["Tensor&"] * n) + ">"
         self.out_params_prefix = ", ".join(f"Tensor& {r['name']}" for r in self.results)
+        self.base_out_ret = "TensorBase&" if n == 1 else "std::tuple<" + ", ".join(["TensorBase&"] * n) + ">"
+        self.base_out_params_prefix = ", ".join(f"TensorBase& {r['name']}" for r in self.results)
 
     # ---- registry ----
     def _registry(self):

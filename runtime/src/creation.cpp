@@ -5,6 +5,7 @@
 #include "core/allocator_registry.h"
 #include "kiln/common/convert.h"
 #include "core/pooled.h"
+#include "kiln/op_entry.h"
 #include "kiln/tensor.h"
 #include "core/element_types.h"
 
@@ -59,6 +60,8 @@ Tensor wrapped_scalar(const Scalar& s) {
   t.impl()->is_wrapped_number = true;
   return t;
 }
+
+TensorBase _ops::scalar_operand(const Scalar& s) { return wrapped_scalar(s); }
 
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes, TensorOptions opts) {

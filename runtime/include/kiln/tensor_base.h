@@ -181,6 +181,12 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op, const char* arg = "d
 DimVector contiguous_strides(IntArrayRef sizes);
 int64_t numel_of(IntArrayRef sizes);
 
+namespace _ops {
+// A Python-number-like 0-d tensor holding `s` (kiln::wrapped_scalar over TensorBase): the
+// scalar operand of the kiln::_ops entries (kiln/gen/ops/<name>.h) and their operators.
+TensorBase scalar_operand(const Scalar& s);
+}  // namespace _ops
+
 namespace detail {
 // Bytes of a dense tensor of `sizes`: ValueError naming `op` and its `size` argument for a
 // negative size or an element or byte count that does not fit.

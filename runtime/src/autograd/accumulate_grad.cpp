@@ -37,7 +37,7 @@ AccumulateGrad::~AccumulateGrad() {
   if (meta && meta->accumulator == this) meta->accumulator = nullptr;
 }
 
-TensorList AccumulateGrad::apply(TensorList&& grads) {
+TensorBaseList AccumulateGrad::apply(TensorBaseList&& grads) {
   if (grads.empty() || !grads[0].defined()) return {};
   Tensor g = std::move(grads[0]);
   std::lock_guard<std::mutex> lock(leaf_lock(variable.impl()));
@@ -50,9 +50,9 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
       slot = clone(g);  // create_graph: keep the graph so .grad can be differentiated
     } else if (g.impl()->use_count() == 1 && g.storage()->use_count() == 1 && g.is_contiguous()) {
       // Nobody else can see this buffer: store it without copying.
-      slot = g.impl()->autograd() ? autograd::detail::alias(g) : std::move(g);
+      slot = g.impl()->autograd() ? Tensor(autograd::detail::alias(g)) : std::move(g);
     } else {
-      slot = clone(g.impl()->autograd() ? autograd::detail::alias(g) : g);
+      slot = clone(g.impl()->autograd() ? Tensor(autograd::detail::alias(g)) : g);
     }
   } else if (!GradMode::is_enabled() && slot.is_contiguous() && slot.dtype() == g.dtype() && !slot.requires_grad()) {
     slot.add_(g);  // the common case of a second backward: no new allocation

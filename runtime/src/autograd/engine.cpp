@@ -15,7 +15,7 @@ struct NodeTask {
   int dependencies = 0;
   bool needed = true;    // receives a gradient somebody uses
   bool execute = true;   // its apply() must run (false: only captured, as grad()'s inputs)
-  TensorList buffer;     // one slot per forward output of the node
+  TensorBaseList buffer;                              // one slot per forward output of the node
   std::vector<std::pair<uint32_t, size_t>> captures;  // (input slot, index into grad()'s result)
 };
 
@@ -27,8 +27,9 @@ struct ByCreationOrder {
 void accumulate(NodeTask& task, uint32_t nr, Tensor g) {
   if (!g.defined()) return;
   if (task.buffer.size() <= nr) task.buffer.resize(std::max<size_t>(nr + 1, task.node->num_outputs));
-  Tensor& slot = task.buffer[nr];
-  slot = slot.defined() ? slot + g : std::move(g);
+  TensorBase& slot = task.buffer[nr];
+  if (slot.defined()) slot = Tensor(slot) + g;
+  else slot = std::move(g);
 }
 
 // Makes a gradient fit the forward output it belongs to, as PyTorch's validate_outputs:
@@ -137,14 +138,14 @@ class GraphTask {
         task.buffer.clear();
         continue;
       }
-      TensorList outputs = call(node, std::move(task.buffer));
+      TensorBaseList outputs = call(node, std::move(task.buffer));
       for (size_t i = 0; i < node.next_edges.size(); ++i) {
         const Edge& e = node.next_edges[i];
         if (!e.valid()) continue;
         NodeTask& child = tasks_[e.fn.get()];
         if (!child.needed) continue;
         if (i < outputs.size() && outputs[i].defined())
-          accumulate(child, e.input_nr, fit_gradient(std::move(outputs[i]), e, node, i));
+          accumulate(child, e.input_nr, fit_gradient(Tensor(std::move(outputs[i])), e, node, i));
         if (--child.dependencies == 0) ready.push(&child);
       }
     }
@@ -158,11 +159,11 @@ class GraphTask {
     return {&it->second, inserted};
   }
 
-  TensorList call(Node& node, TensorList&& grads) {
+  TensorBaseList call(Node& node, TensorBaseList&& grads) {
     if (detail::has_retained(&node)) detail::stash_retained(&node, grads);
     bool any = false;
-    for (const Tensor& g : grads) any = any || g.defined();
-    TensorList outputs;
+    for (const TensorBase& g : grads) any = any || g.defined();
+    TensorBaseList outputs;
     if (any) {  // a node that got no gradient contributes none (every backward is linear in grad)
       grads.resize(std::max<size_t>(grads.size(), node.num_outputs));
       outputs = node.apply(std::move(grads));

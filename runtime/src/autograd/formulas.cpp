@@ -1,21 +1,30 @@
 // Backward helpers of nn, pointwise and shape ops (see kiln/autograd/formulas.h). Only
 // differentiable ops touch gradient values, so each helper can itself be differentiated.
 #include "kiln/autograd/formulas.h"
+#include "kiln/kiln.h"
 
 namespace kiln {
 
-Tensor softmax_backward_data(const Tensor& grad, const Tensor& result, int64_t dim) {
+TensorBase softmax_backward_data(const TensorBase& grad_in, const TensorBase& result_in, int64_t dim) {
+  const Tensor grad(grad_in);
+  const Tensor result(result_in);
   int64_t d = wrap_dim(dim, result.dim(), "softmax_backward_data");
   return result * (grad - sum(grad * result, {d}, /*keepdim=*/true));
 }
 
-Tensor log_softmax_backward_data(const Tensor& grad, const Tensor& result, int64_t dim) {
+TensorBase log_softmax_backward_data(const TensorBase& grad_in, const TensorBase& result_in, int64_t dim) {
+  const Tensor grad(grad_in);
+  const Tensor result(result_in);
   int64_t d = wrap_dim(dim, result.dim(), "log_softmax_backward_data");
   return grad - exp(result) * sum(grad, {d}, /*keepdim=*/true);
 }
 
-Tensor nll_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
-                         int64_t reduction, int64_t ignore_index) {
+TensorBase nll_loss_backward(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& target_in,
+                             const TensorBase& weight_in, int64_t reduction, int64_t ignore_index) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor target(target_in);
+  const Tensor weight(weight_in);
   const char* op = "nll_loss_backward";
   KILN_CHECK(self.dim() >= 1, ShapeError, op, "self", "expected at least 1 dim, got 0");
   KILN_CHECK(reduction >= 0 && reduction <= 2, ValueError, op, "reduction",
@@ -43,8 +52,10 @@ Tensor nll_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& t
   return where(picked, per_sample.unsqueeze(class_dim), zero);
 }
 
-Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& min,
-                      const std::optional<Scalar>& max) {
+TensorBase clamp_backward(const TensorBase& grad_in, const TensorBase& self_in, const std::optional<Scalar>& min,
+                          const std::optional<Scalar>& max) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
   // The bounds themselves get the subgradient 1, as PyTorch.
   Tensor zero = zeros({}, grad.options());
   if (min && max) return where(logical_and(self >= *min, self <= *max), grad, zero);
@@ -65,18 +76,28 @@ Scalar minus_one(const Scalar& e) {
 }
 }  // namespace
 
-Tensor pow_backward(const Tensor& grad, const Tensor& self, const Scalar& exponent) {
+TensorBase pow_backward(const TensorBase& grad_in, const TensorBase& self_in, const Scalar& exponent) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
   bool is_zero = exponent.is_complex() ? exponent.to<complex<double>>() == complex<double>(0, 0)
                                        : exponent.to_double() == 0.0;
   if (is_zero) return zeros_like(self);
   return grad * (pow(self, minus_one(exponent)) * exponent);
 }
 
-Tensor pow_backward_self(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
+TensorBase pow_backward_self(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& exponent_in) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor exponent(exponent_in);
   return where(exponent == 0, zeros({}, grad.options()), grad * (exponent * pow(self, exponent - 1)));
 }
 
-Tensor pow_backward_exponent(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result) {
+TensorBase pow_backward_exponent(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& exponent_in,
+                                 const TensorBase& result_in) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor exponent(exponent_in);
+  const Tensor result(result_in);
   // d/de x^e = x^e log x, except 0^e with e >= 0 (real), where PyTorch uses 0 instead of
   // 0 * -inf. |e| == e holds exactly for real e >= 0, also for complex e.
   Tensor at_zero = logical_and(self == 0, abs(exponent) == exponent);
@@ -84,14 +105,16 @@ Tensor pow_backward_exponent(const Tensor& grad, const Tensor& self, const Tenso
   return grad * where(at_zero, zeros({}, grad.options()), result * log(base));
 }
 
-Tensor permute_backward(const Tensor& grad, IntArrayRef dims) {
+TensorBase permute_backward(const TensorBase& grad_in, IntArrayRef dims) {
+  const Tensor grad(grad_in);
   int64_t n = int64_t(dims.size());
   DimVector inverse(dims.size(), 0);
   for (int64_t i = 0; i < n; ++i) inverse[size_t(wrap_dim(dims[size_t(i)], n, "permute_backward", "dims"))] = i;
   return grad.permute(inverse);
 }
 
-TensorList cat_backward(const Tensor& grad, const std::vector<DimVector>& sizes, int64_t dim) {
+TensorList cat_backward(const TensorBase& grad_in, const std::vector<DimVector>& sizes, int64_t dim) {
+  const Tensor grad(grad_in);
   TensorList out;
   out.reserve(sizes.size());
   if (sizes.empty()) return out;

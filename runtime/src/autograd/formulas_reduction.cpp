@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include "kiln/autograd/formulas.h"
+#include "kiln/kiln.h"
 
 namespace kiln {
 
@@ -81,19 +82,24 @@ bool has_zero(const Tensor& self) { return any(self == 0).item<bool>(); }
 
 }  // namespace
 
-Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, OptIntList dim, bool keepdim) {
+TensorBase sum_backward(const TensorBase& grad_in, IntArrayRef sizes, OptIntList dim, bool keepdim) {
+  const Tensor grad(grad_in);
   DimVector dims = reduced_dims(dim, int64_t(sizes.size()), "sum_backward");
   return restore_reduced(grad, dims, keepdim).expand(sizes);
 }
 
-Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, OptIntList dim, bool keepdim) {
+TensorBase mean_backward(const TensorBase& grad_in, IntArrayRef sizes, OptIntList dim, bool keepdim) {
+  const Tensor grad(grad_in);
   DimVector dims = reduced_dims(dim, int64_t(sizes.size()), "mean_backward");
   int64_t n = count_over(sizes, dims);
   return restore_reduced(grad / double(n), dims, keepdim).expand(sizes);
 }
 
-Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& result, std::optional<int64_t> dim,
-                     bool keepdim) {
+TensorBase prod_backward(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& result_in,
+                         std::optional<int64_t> dim, bool keepdim) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor result(result_in);
   if (self.dim() == 0) return grad;
   if (!dim) {
     if (!has_zero(self)) return grad * (result / self);
@@ -105,7 +111,11 @@ Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& resul
   return g * product_of_others(self, d);
 }
 
-Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim) {
+TensorBase amax_backward(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& result_in,
+                         IntArrayRef dim, bool keepdim) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor result(result_in);
   DimVector dims = reduced_dims(dim, dim.empty(), self.dim(), "amax_backward");
   Tensor r = restore_reduced(result, dims, keepdim);
   // Every element equal to the extreme shares the gradient; a NaN result came from NaNs.
@@ -114,27 +124,39 @@ Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& resul
   return (restore_reduced(grad, dims, keepdim) / count) * mask;
 }
 
-Tensor nansum_backward(const Tensor& grad, const Tensor& self, OptIntList dim, bool keepdim) {
+TensorBase nansum_backward(const TensorBase& grad_in, const TensorBase& self_in, OptIntList dim, bool keepdim) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
   // NaNs were skipped: they get no gradient.
   return masked_fill(sum_backward(grad, self.sizes(), dim, keepdim), isnan(self), 0);
 }
 
-Tensor nanmean_backward(const Tensor& grad, const Tensor& self, OptIntList dim, bool keepdim) {
+TensorBase nanmean_backward(const TensorBase& grad_in, const TensorBase& self_in, OptIntList dim, bool keepdim) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
   DimVector dims = reduced_dims(dim, self.dim(), "nanmean_backward");
   Tensor counted = logical_not(isnan(self));
   Tensor count = sum(counted, dims.ref(), /*keepdim=*/true);
   return masked_fill(restore_reduced(grad, dims, keepdim) / count, logical_not(counted), 0);
 }
 
-Tensor aminmax_backward(const Tensor& grad_min, const Tensor& grad_max, const Tensor& self, const Tensor& min,
-                        const Tensor& max, std::optional<int64_t> dim, bool keepdim) {
+TensorBase aminmax_backward(const TensorBase& grad_min_in, const TensorBase& grad_max_in, const TensorBase& self_in,
+                            const TensorBase& min_in, const TensorBase& max_in, std::optional<int64_t> dim,
+                            bool keepdim) {
+  const Tensor grad_min(grad_min_in);
+  const Tensor grad_max(grad_max_in);
+  const Tensor self(self_in);
+  const Tensor min(min_in);
+  const Tensor max(max_in);
   DimVector dims;  // none: every dim
   if (dim) dims.push_back(*dim);
   return amax_backward(grad_min, self, min, dims.ref(), keepdim) + amax_backward(grad_max, self, max, dims.ref(), keepdim);
 }
 
-Tensor value_selecting_reduction_backward(const Tensor& grad, int64_t dim, const Tensor& indices, IntArrayRef sizes,
-                                          bool keepdim) {
+TensorBase value_selecting_reduction_backward(const TensorBase& grad_in, int64_t dim, const TensorBase& indices_in,
+                                              IntArrayRef sizes, bool keepdim) {
+  const Tensor grad(grad_in);
+  const Tensor indices(indices_in);
   int64_t ndim = int64_t(sizes.size());
   if (ndim == 0) return grad;
   int64_t d = wrap_dim(dim, ndim, "value_selecting_reduction_backward");
@@ -147,8 +169,10 @@ Tensor value_selecting_reduction_backward(const Tensor& grad, int64_t dim, const
   return where(idx == positions, g, zeros({}, g.options()));
 }
 
-Tensor var_backward(const Tensor& grad, const Tensor& self, OptIntList dim, const std::optional<Scalar>& correction,
-                    bool keepdim) {
+TensorBase var_backward(const TensorBase& grad_in, const TensorBase& self_in, OptIntList dim,
+                        const std::optional<Scalar>& correction, bool keepdim) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
   DimVector dims = reduced_dims(dim, self.dim(), "var_backward");
   double dof = double(count_over(self.sizes(), dims)) - (correction ? correction->to_double() : 1.0);
   // dof <= 0 gives an infinite variance; PyTorch's gradient is then sgn(x - mean) * inf.
@@ -156,8 +180,11 @@ Tensor var_backward(const Tensor& grad, const Tensor& self, OptIntList dim, cons
   return (restore_reduced(grad, dims, keepdim) * scale) * (self - mean(self, dims.ref(), /*keepdim=*/true));
 }
 
-Tensor norm_backward(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& p_, const Tensor& result,
-                     OptIntList dim, bool keepdim) {
+TensorBase norm_backward(const TensorBase& grad_in, const TensorBase& self_in, const std::optional<Scalar>& p_,
+                         const TensorBase& result_in, OptIntList dim, bool keepdim) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor result(result_in);
   double p = p_ ? p_->to_double() : 2.0;
   DimVector dims = reduced_dims(dim, self.dim(), "norm_backward");
   Tensor g = restore_reduced(grad, dims, keepdim);
@@ -184,8 +211,11 @@ Tensor norm_backward(const Tensor& grad, const Tensor& self, const std::optional
   return scaled * (g / pow(safe_norm, p - 1));
 }
 
-Tensor logsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim,
-                          bool keepdim) {
+TensorBase logsumexp_backward(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& result_in,
+                              IntArrayRef dim, bool keepdim) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor result(result_in);
   DimVector dims = reduced_dims(dim, dim.empty(), self.dim(), "logsumexp_backward");
   return restore_reduced(grad, dims, keepdim) * exp(self - restore_reduced(result, dims, keepdim));
 }

@@ -1,10 +1,15 @@
 // Backward helpers of scans (see kiln/autograd/formulas.h). Written with differentiable ops
 // only, so each can itself be differentiated.
 #include "kiln/autograd/formulas.h"
+#include "kiln/kiln.h"
 
 namespace kiln {
 
-Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& result) {
+TensorBase cumprod_backward(const TensorBase& grad_in, const TensorBase& self_in, int64_t dim,
+                            const TensorBase& result_in) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor result(result_in);
   if (self.dim() == 0 || self.numel() == 0) return grad;  // a 0-d cumprod is the identity
   const int64_t d = wrap_dim(dim, self.dim(), "cumprod_backward");
   // d result[j] / d self[k] = result[j] / self[k] for j >= k: a reverse running sum.
@@ -22,7 +27,11 @@ Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, con
   return masked_fill(g_before, logical_not(before), 0) + masked_fill(g_zero, logical_not(first_zero), 0);
 }
 
-Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim, bool reverse) {
+TensorBase logcumsumexp_backward(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& result_in,
+                                 int64_t dim, bool reverse) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor result(result_in);
   if (self.dim() == 0 || self.numel() == 0) return grad;  // a 0-d logcumsumexp is the identity
   // grad_self[k] = sum over j at or after k in scan order of grad[j] * exp(self[k] - result[j]),
   // summed in log space for the positive and the negative part of grad (PyTorch's approach).

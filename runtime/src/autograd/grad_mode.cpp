@@ -1,5 +1,5 @@
 // Grad mode is per thread, as PyTorch: a NoGradGuard in one thread does not affect another.
-#include "kiln/autograd.h"
+#include "kiln/autograd/graph.h"
 
 namespace kiln {
 

@@ -21,16 +21,16 @@ inline bool expandable_to(IntArrayRef from, IntArrayRef to) {
 }
 
 // A tensor over the same storage (and version counter) without autograd metadata.
-Tensor alias(const Tensor& t);
+TensorBase alias(const TensorBase& t);
 // alias(t) whose gradient flows to output `output_nr` of `fn`.
-Tensor alias_with_history(const Tensor& t, const NodeRef& fn, uint32_t output_nr);
+TensorBase alias_with_history(const TensorBase& t, const NodeRef& fn, uint32_t output_nr);
 
 // retain_grad() on non-leaves. Tensors do not own their grad_fn's lifetime slot, so the
 // engine parks gradients here, keyed by (node, output); Tensor::grad() collects them.
 // Entries die with their node.
 void retain_output(const Node* fn, uint32_t output_nr);
 bool has_retained(const Node* fn);
-void stash_retained(const Node* fn, const TensorList& grads);
+void stash_retained(const Node* fn, const TensorBaseList& grads);
 Tensor take_retained(const Node* fn, uint32_t output_nr);
 void forget_retained(const Node* fn);
 // The tensor that retained output `output_nr` of `fn` is gone: nobody can collect it. Its

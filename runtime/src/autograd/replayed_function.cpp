@@ -87,9 +87,9 @@ class ReplayedBackward final : public Node {
   ReplayedBackward(std::shared_ptr<ReplayState> state, uint64_t call) : state_(std::move(state)), call_(call) {}
   const char* name() const override { return "ReplayedBackward"; }
 
-  TensorList apply(TensorList&& grads) override {
+  TensorBaseList apply(TensorBaseList&& grads) override {
     ReplayState& s = *state_;
-    TensorList grad_slots(next_edges.size());
+    TensorBaseList grad_slots(next_edges.size());
     if (!support::any_defined(grads)) return grad_slots;
     KILN_CHECK(!GradMode::is_enabled(), AutogradError, s.op, "create_graph",
                "the backward of a graphed callable is a replay and cannot itself be differentiated");

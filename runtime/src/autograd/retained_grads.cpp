@@ -43,7 +43,7 @@ bool has_retained(const Node* fn) {
   return retained().slots.count(fn) != 0;
 }
 
-void stash_retained(const Node* fn, const TensorList& grads) {
+void stash_retained(const Node* fn, const TensorBaseList& grads) {
   // Arithmetic runs outside the lock: freeing an old tensor may run ~Node, which locks.
   std::vector<std::pair<uint32_t, Tensor>> work;
   {
@@ -56,7 +56,7 @@ void stash_retained(const Node* fn, const TensorList& grads) {
   }
   for (auto& [nr, pending] : work) {
     // A copy: the engine passes the same buffer on, and a leaf may later add into it.
-    const Tensor& g = grads[nr];
+    const Tensor g = grads[nr];
     pending = pending.defined() ? pending + g : clone(g);
   }
   std::lock_guard<std::mutex> lock(retained().mutex);

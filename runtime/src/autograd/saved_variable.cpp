@@ -11,8 +11,9 @@ const char* kBackwardTwice =
     "if you need to access saved tensors after calling backward.";
 }
 
-SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
-  if (!t.defined()) return;
+SavedVariable::SavedVariable(const TensorBase& base, bool is_output) {
+  if (!base.defined()) return;
+  const Tensor t(base);
   was_defined_ = true;
   is_output_ = is_output;
   saved_version_ = t.version();
@@ -36,10 +37,10 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   }
 }
 
-Tensor SavedVariable::unpack(const NodeRef& owner, const char* node_name) const {
+TensorBase SavedVariable::unpack(const NodeRef& owner, const char* node_name) const {
   if (!was_defined_) {
     KILN_CHECK(!released_, AutogradError, node_name, "", kBackwardTwice);
-    return Tensor();
+    return TensorBase();
   }
   uint32_t version = data_.version();
   if (version != saved_version_) {

@@ -109,9 +109,9 @@ Tensor create(IntArrayRef sizes, const TensorOptions& opts, const Fill& fill, bo
 struct RandomFillBackward final : Node {
   explicit RandomFillBackward(const char* name) : name_(name) {}
   const char* name() const override { return name_; }
-  TensorList apply(TensorList&& grads) override {
-    TensorList out(next_edges.size());
-    if (!grads.empty() && grads[0].defined() && !out.empty()) out[0] = kiln::zeros_like(grads[0]);
+  TensorBaseList apply(TensorBaseList&& grads) override {
+    TensorBaseList out(next_edges.size());
+    if (!grads.empty() && grads[0].defined() && !out.empty()) out[0] = kiln::zeros_like(Tensor(grads[0]));
     return out;
   }
   const char* name_;

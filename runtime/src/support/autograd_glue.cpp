@@ -3,24 +3,24 @@
 
 namespace kiln::support {
 
-bool any_defined(const TensorList& grads) {
-  for (const Tensor& g : grads)
+bool any_defined(const TensorBaseList& grads) {
+  for (const TensorBase& g : grads)
     if (g.defined()) return true;
   return false;
 }
 
-Tensor grad_or_zeros(const TensorList& grads, size_t i, const std::vector<Node::OutputMeta>& meta) {
+TensorBase grad_or_zeros(const TensorBaseList& grads, size_t i, const std::vector<Node::OutputMeta>& meta) {
   if (i < grads.size() && grads[i].defined()) return grads[i];
   KILN_CHECK(i < meta.size(), InternalError, "autograd", "", "no metadata for output ", i);
   return zeros(meta[i].sizes, TensorOptions(meta[i].dtype, meta[i].device));
 }
 
-void add_output_meta(Node& node, const Tensor& output) {
+void add_output_meta(Node& node, const TensorBase& output) {
   node.output_meta.push_back({DimVector(output.sizes()), output.dtype(), output.device()});
   node.num_outputs = uint32_t(node.output_meta.size());
 }
 
-Tensor finish_grad(const Tensor& grad, IntArrayRef sizes, DType dtype) {
+TensorBase finish_grad(const TensorBase& grad, IntArrayRef sizes, DType dtype) {
   if (!grad.defined()) return grad;
   Tensor g = grad;
   if (!g.sizes().equals(sizes)) g = autograd::sum_to(g, sizes);
@@ -31,7 +31,7 @@ Tensor finish_grad(const Tensor& grad, IntArrayRef sizes, DType dtype) {
   return g;
 }
 
-void check_inplace(const Tensor& self, const char* op) {
+void check_inplace(const TensorBase& self, const char* op) {
   autograd::check_inplace(self, op);
   KILN_CHECK(!self.impl()->is_view, NotImplementedError, op, "self",
              "in-place operations on views are not supported while autograd records (the view's base would "

@@ -14,7 +14,7 @@ std::string dtype_list(uint16_t mask) {
 }
 }  // namespace
 
-void check_dtype(const char* op, const char* arg, const Tensor& t, uint16_t mask) {
+void check_dtype(const char* op, const char* arg, const TensorBase& t, uint16_t mask) {
   if (!t.defined()) return;
   if (KILN_LIKELY(mask & (1u << int(t.dtype())))) return;
   KILN_FAIL(DTypeError, op, arg, "dtype ", dtype_name(t.dtype()), " is not supported; ", op, " supports: ",
@@ -35,13 +35,13 @@ void check_options_dtype(const char* op, const TensorOptions& options, uint16_t 
   if (options.dtype_given) check_dtype(op, "dtype", options.dtype, mask);
 }
 
-void check_zero_dim(const char* op, const char* arg, const Tensor& t) {
+void check_zero_dim(const char* op, const char* arg, const TensorBase& t) {
   KILN_CHECK(t.dim() == 0, ValueError, op, arg, op, "_ only supports a 0-dimensional ", arg,
              " tensor, but got tensor with ", t.dim(), " dimension(s).");
 }
 
 void check_same_device(const char* op, std::initializer_list<NamedTensor> tensors) {
-  const Tensor* first = nullptr;
+  const TensorBase* first = nullptr;
   const char* first_name = "";
   for (const NamedTensor& nt : tensors) {
     if (!nt.tensor->defined()) continue;
@@ -66,10 +66,10 @@ Device list_device(const char* op, const char* arg, const TensorList& tensors) {
   return d;
 }
 
-void check_out_no_grad(const char* op, const Tensor& out, std::initializer_list<const Tensor*> inputs) {
+void check_out_no_grad(const char* op, const TensorBase& out, std::initializer_list<const TensorBase*> inputs) {
   if (!GradMode::is_enabled()) return;
-  bool any = out.requires_grad();
-  for (const Tensor* t : inputs) any = any || (t->defined() && t->requires_grad());
+  bool any = autograd::requires_grad(out);
+  for (const TensorBase* t : inputs) any = any || autograd::requires_grad(*t);
   KILN_CHECK(!any, AutogradError, op, "out",
              "functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad");
 }

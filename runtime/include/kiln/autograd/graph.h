@@ -1,0 +1,112 @@
+#ifndef KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_GRAPH_H_
+#define KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_GRAPH_H_
+// Reverse-mode autograd's graph over TensorBase: grad mode, nodes and their edges, saved
+// tensors, and what a generated op entry records with. It names no op, so its text never
+// changes when an op is added; kiln/autograd.h adds the user-facing API over Tensor (backward,
+// grad, a leaf's accumulator).
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+#include "kiln/tensor_base.h"
+
+namespace kiln {
+
+// What a node receives (one gradient per forward output) and returns (one per next edge).
+using TensorBaseList = std::vector<TensorBase>;
+
+// ---- Grad mode (thread-local) ----
+struct GradMode {
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+class NoGradGuard {
+ public:
+  NoGradGuard() : prev_(GradMode::is_enabled()) { GradMode::set_enabled(false); }
+  ~NoGradGuard() { GradMode::set_enabled(prev_); }
+
+ private:
+  bool prev_;
+};
+class EnableGradGuard {
+ public:
+  explicit EnableGradGuard(bool enabled = true) : prev_(GradMode::is_enabled()) { GradMode::set_enabled(enabled); }
+  ~EnableGradGuard() { GradMode::set_enabled(prev_); }
+
+ private:
+  bool prev_;
+};
+
+// ---- Graph ----
+struct Edge {
+  NodeRef fn;             // null: that input does not need a gradient
+  uint32_t input_nr = 0;  // which input slot of fn receives the gradient
+  bool valid() const { return bool(fn); }
+};
+
+// One backward function. Generated nodes derive from it; `apply` gets one gradient per
+// forward output (undefined when that output got none) and returns one per next edge.
+class Node : public RefCounted {
+ public:
+  Node();
+  ~Node() override;
+  virtual const char* name() const = 0;
+  virtual TensorBaseList apply(TensorBaseList&& grads) = 0;
+  // Drop saved tensors after a backward without retain_graph.
+  virtual void release_variables() {}
+
+  std::vector<Edge> next_edges;
+  uint64_t sequence_nr;      // creation order; later nodes run first
+  uint32_t num_outputs = 1;  // forward outputs (= gradients apply receives)
+  // Metadata of each forward output, to make zero gradients and check shapes.
+  struct OutputMeta {
+    DimVector sizes;
+    DType dtype;
+    Device device;
+  };
+  std::vector<OutputMeta> output_meta;
+  bool released = false;  // variables already released: a second backward is an error
+};
+
+// A tensor kept for backward. Remembers the version at save time and refuses to unpack
+// after an in-place change. Saving a node's own output stores it without history
+// (no reference cycle) and re-attaches the node when unpacked.
+class SavedVariable {
+ public:
+  SavedVariable() = default;
+  SavedVariable(const TensorBase& t, bool is_output);
+  TensorBase unpack(const NodeRef& owner, const char* node_name) const;
+  void reset() {
+    data_ = TensorBase();
+    was_defined_ = false;
+    released_ = true;
+  }
+  bool defined() const { return was_defined_; }
+
+ private:
+  TensorBase data_;
+  uint32_t saved_version_ = 0;
+  uint32_t output_nr_ = 0;
+  bool is_output_ = false, requires_grad_ = false, was_defined_ = false, released_ = false;
+  bool is_leaf_ = false;
+  NodeRef grad_fn_;  // for saved inputs that are non-leaves
+};
+
+namespace autograd {
+
+// True when `t` requires grad (a leaf that asked for it, or the output of a recorded op).
+bool requires_grad(const TensorBase& t);
+// True when recording is on and any tensor requires grad.
+bool any_requires_grad(std::initializer_list<const TensorBase*> tensors);
+bool any_requires_grad(const TensorBaseList& tensors);
+// The edge a gradient for `t` flows along (its grad_fn, or its leaf accumulator).
+Edge gradient_edge(const TensorBase& t);
+// Attach `node` as the grad_fn of `output` (inexact dtypes only).
+void set_history(const TensorBase& output, const NodeRef& node, uint32_t output_nr = 0);
+// Checks before an in-place op on `self` while recording.
+void check_inplace(const TensorBase& self, const char* op);
+// Sum `grad` down to `sizes` (undoes broadcasting) — used by every generated backward.
+TensorBase sum_to(const TensorBase& grad, IntArrayRef sizes);
+
+}  // namespace autograd
+}  // namespace kiln
+#endif  // KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_GRAPH_H_
