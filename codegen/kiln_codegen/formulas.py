@@ -23,7 +23,10 @@ def tokens(text):
         if before and (before[-1].isdigit() and start > 0 and text[start - 1].isdigit()):
             continue  # exponent of a number literal (1e-5)
         if start > 0 and (text[start - 1].isdigit() or text[start - 1] == "."):
-            if text[start - 1] == "." and not (start > 1 and text[start - 2].isdigit()):
+            # after "." a member, unless the "." ends a number literal (2.f); an identifier
+            # that ends in a digit (mat2.transpose) is not a number
+            word = re.search(r"\w*$", text[:start - 1]).group(0) if text[start - 1] == "." else ""
+            if text[start - 1] == "." and not (word and word.isdigit()):
                 yield m.group(0), text[end:].lstrip().startswith("("), True
             continue
         is_member = before.endswith(".") or before.endswith("->")
@@ -92,7 +95,13 @@ def check_registry(registry, formula_lines, root, errors):
             if formula.count("(") != formula.count(")"):
                 errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name}: unbalanced parentheses"))
                 continue
+            over_base = (op.kind == "pointwise" or op.structured) and not op.is_factory
             for name, is_call, is_member in tokens(formula):
+                if is_member and is_call and over_base and name in op_names:
+                    # the entry is compiled over TensorBase, which has no op methods
+                    errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} calls op '{name}' as a method",
+                                                f"write it as a function call: {name}(x, ...) instead of x.{name}(...)"))
+                    continue
                 if is_member:
                     continue
                 if is_call:

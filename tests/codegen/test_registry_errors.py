@@ -33,7 +33,7 @@ ops:
   kernel: sum_all
   meta: reduction
   derivatives:
-    self: grad.expand(self_sizes)
+    self: expand(grad, self_sizes)
   doc: Sum.
 - signature: expand(Tensor(a) self, int[] size) -> Tensor(a)
   family: view
@@ -159,6 +159,10 @@ class RegistryErrors(unittest.TestCase):
     def test_derivative_calls_unknown_op(self):
         self.assertError(VALID.replace("self: grad * result", "self: grad * expp(self)"), 8,
                          "calls unknown function 'expp'")
+
+    def test_derivative_calls_op_as_method(self):
+        self.assertError(VALID.replace("self: grad * result", "self: grad.mul(result)"), 8,
+                         "calls op 'mul' as a method")
 
     def test_derivative_names_unknown_value(self):
         self.assertError(VALID.replace("self: grad * result", "self: grad * reslt"), 8, "names unknown input 'reslt'")
