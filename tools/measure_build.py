@@ -88,7 +88,7 @@ def ninja_entries(build):
 
 
 # What an object is, from its path: the parts of the build a rebuild touched.
-GROUPS = (("generated/src/ops/", "op stubs"), ("generated/src/cpu/", "cpu pointwise kernels"),
+GROUPS = (("generated/src/ops/", "op entries"), ("generated/src/cpu/", "cpu pointwise kernels"),
           ("generated/src/cuda/", "cuda pointwise kernels"), ("generated/src/", "registry"),
           ("generated/tests/", "generated tests"), ("kernels/cpu/", "cpu kernels"), ("kernels/cuda/", "cuda kernels"),
           ("runtime/src/", "runtime"), ("tests/", "tests"), ("cmake_pch", "precompiled headers"))

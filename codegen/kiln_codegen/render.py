@@ -204,8 +204,8 @@ def render(registry, out_dir, sources=None):
             w.write(f"{inc}/kernels/{backend}/{name}.h", decl_tpl.render(name=name, entries=entries, signatures=signatures,
                                                                        backend=backend, label=label))
     w.write(f"{inc}/composite.h", env.get_template("composite.h.j2").render(ops=views))
-    # One list per CMake target: the core (op entry points, each with its kernel table, and the
-    # registry), the CPU kernels and the CUDA kernels.
+    # One list per CMake target: the core (the entries of composite ops, the registry), the op
+    # entries over TensorBase (each with its own kernel table), the CPU and the CUDA kernels.
     core_sources = []
     cpu_sources = []
     op_tpl = env.get_template("op.cpp.j2")

@@ -5,7 +5,6 @@
 #include "core/allocator_registry.h"
 #include "kiln/common/convert.h"
 #include "core/pooled.h"
-#include "kiln/op_entry.h"
 #include "kiln/tensor.h"
 #include "core/element_types.h"
 
