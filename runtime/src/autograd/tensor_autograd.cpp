@@ -19,10 +19,7 @@ AutogradMeta::~AutogradMeta() {
   if (retains_grad && grad_fn) autograd::detail::forget_retained_output(grad_fn.get(), output_nr);
 }
 
-bool Tensor::requires_grad() const {
-  const AutogradMeta* meta = impl_ ? impl_->autograd() : nullptr;
-  return meta && (meta->requires_grad || meta->grad_fn);
-}
+bool Tensor::requires_grad() const { return autograd::requires_grad(*this); }
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
   KILN_CHECK(defined(), ValueError, "requires_grad_", "self", "undefined tensor");
