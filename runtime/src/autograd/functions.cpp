@@ -15,13 +15,6 @@ bool any_requires_grad(std::initializer_list<const TensorBase*> tensors) {
   return false;
 }
 
-bool any_requires_grad(const TensorBaseList& tensors) {
-  if (!GradMode::is_enabled()) return false;
-  for (const TensorBase& t : tensors)
-    if (requires_grad(t)) return true;
-  return false;
-}
-
 bool any_requires_grad(const TensorList& tensors) {
   if (!GradMode::is_enabled()) return false;
   for (const Tensor& t : tensors)

@@ -97,7 +97,6 @@ namespace autograd {
 bool requires_grad(const TensorBase& t);
 // True when recording is on and any tensor requires grad.
 bool any_requires_grad(std::initializer_list<const TensorBase*> tensors);
-bool any_requires_grad(const TensorBaseList& tensors);
 // The edge a gradient for `t` flows along (its grad_fn, or its leaf accumulator).
 Edge gradient_edge(const TensorBase& t);
 // Attach `node` as the grad_fn of `output` (inexact dtypes only).
