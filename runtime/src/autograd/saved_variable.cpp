@@ -11,28 +11,28 @@ const char* kBackwardTwice =
     "if you need to access saved tensors after calling backward.";
 }
 
-SavedVariable::SavedVariable(const TensorBase& base, bool is_output) {
-  if (!base.defined()) return;
-  const Tensor t(base);
+SavedVariable::SavedVariable(const TensorBase& t, bool is_output) {
+  if (!t.defined()) return;
+  const AutogradMeta* meta = t.impl()->autograd();  // read directly: no Tensor handle on the recording path
   was_defined_ = true;
   is_output_ = is_output;
   saved_version_ = t.version();
-  output_nr_ = t.output_nr();
-  is_leaf_ = t.is_leaf();
+  output_nr_ = meta ? meta->output_nr : 0;
+  is_leaf_ = !meta || !meta->grad_fn;
   if (is_output) {
     // The owner is re-attached at unpack; holding the output's history here would make
     // the node own itself. Any inexact output of a recording op carries a gradient.
     requires_grad_ = is_inexact(t.dtype());
     data_ = autograd::detail::alias(t);
-  } else if (is_leaf_ && t.requires_grad()) {
+  } else if (is_leaf_ && autograd::requires_grad(t)) {
     // A leaf keeps its identity so its gradient reaches the same .grad (double backward).
     // It has no grad_fn, and in-place ops on it are refused while recording: no cycle.
     requires_grad_ = true;
     data_ = t;
   } else {
     // Alias without metadata: a later in-place op may give `t` a grad_fn that saved `t`.
-    requires_grad_ = t.requires_grad();
-    grad_fn_ = t.grad_fn();
+    requires_grad_ = autograd::requires_grad(t);
+    if (meta) grad_fn_ = meta->grad_fn;
     data_ = autograd::detail::alias(t);
   }
 }
