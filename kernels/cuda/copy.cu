@@ -61,6 +61,15 @@ void host_to_device(const TensorBase& dst, const TensorBase& src, bool non_block
   const char* op = "copy_";
   DeviceGuard guard(dst.device().index);
   cudaStream_t stream = current_cuda_stream(dst.device().index);
+  if (src.numel() == 1 && !is_pinned(src)) {
+    // One value (a CPU scalar joining a CUDA op, x * 2): converted on the host, then written by
+    // a fill kernel that carries it as a parameter. No transfer and no synchronize, so it is
+    // asynchronous and can be captured into a CUDA graph (which keeps the value, as PyTorch does).
+    TensorBase value = kiln::detail::empty_dense(src.sizes(), dst.dtype());
+    value.copy_(src);
+    fill_(dst, value.item());
+    return;
+  }
   if (dense_same_layout(dst, src)) {
     KILN_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), nbytes_of(dst), cudaMemcpyHostToDevice, stream),
                     op, "src");

@@ -179,7 +179,7 @@ void arg_reduce(const meta::ReducePlan& plan, const TensorBase& self, const Tens
 }
 
 // all / any: bool results, except uint8 inputs which give uint8 (the meta step's Logical rule).
-template <bool kAll>
+template <bool kIsAll>  // not kAll: that names the dtype set visited below
 void logical(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self, const char* op) {
   detail::check_device(self.device().index, op);
   if (out.numel() == 0) return;
@@ -188,12 +188,11 @@ void logical(const meta::ReducePlan& plan, const TensorBase& out, const TensorBa
   Rows r = as_rows(self, plan);
   visit<kAll>(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    if (plan.dtype == DType::UInt8)
-      reduce_layout<bool, T>(r, LogicalOp<kAll>{}, TruthLoad{}, CastStore<uint8_t>{mut<uint8_t>(out)},
-                        dev, op);
-    else
-      reduce_layout<bool, T>(r, LogicalOp<kAll>{}, TruthLoad{}, CastStore<bool>{mut<bool>(out)},
-                        dev, op);
+    if (plan.dtype == DType::UInt8) {
+      reduce_layout<bool, T>(r, LogicalOp<kIsAll>{}, TruthLoad{}, CastStore<uint8_t>{mut<uint8_t>(out)}, dev, op);
+    } else {
+      reduce_layout<bool, T>(r, LogicalOp<kIsAll>{}, TruthLoad{}, CastStore<bool>{mut<bool>(out)}, dev, op);
+    }
   });
 }
 

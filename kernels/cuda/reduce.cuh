@@ -80,7 +80,20 @@ __global__ void reduce_kernel(const In* in, int64_t vrows, int64_t len, int64_t 
       const int64_t row = g / splits, begin = (g % splits) * chunk;
       const int64_t n = cuda_plan::chunk_length(chunk, len, g % splits);
       const In* p = in + row * len + begin;
-      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) acc = op.combine(acc, load(p[i], row, begin + i));
+      // Four independent partials keep four loads in flight per thread (each one coalesced
+      // across the warp); one partial alone waits on every load in turn.
+      Acc a1 = op.init(), a2 = op.init(), a3 = op.init();
+      const int64_t step = blockDim.x;
+      int64_t i = threadIdx.x;
+      for (; i + 3 * step < n; i += 4 * step) {
+        const In x0 = p[i], x1 = p[i + step], x2 = p[i + 2 * step], x3 = p[i + 3 * step];
+        acc = op.combine(acc, load(x0, row, begin + i));
+        a1 = op.combine(a1, load(x1, row, begin + i + step));
+        a2 = op.combine(a2, load(x2, row, begin + i + 2 * step));
+        a3 = op.combine(a3, load(x3, row, begin + i + 3 * step));
+      }
+      for (; i < n; i += step) acc = op.combine(acc, load(p[i], row, begin + i));
+      acc = op.combine(op.combine(acc, a1), op.combine(a2, a3));
     }
     acc = group_reduce(acc, op, scratch);
     if (g < vrows && threadIdx.x == 0) store(g, acc);
@@ -143,7 +156,19 @@ __global__ void reduce_columns_kernel(const In* in, int64_t columns, int64_t len
     Acc acc = op.init();
     if (c < columns) {
       const In* p = in + cuda_plan::column_base(c, len, inner) + begin * inner;
-      for (int64_t j = threadIdx.y; j < n; j += blockDim.y) acc = op.combine(acc, load(p[j * inner], c, begin + j));
+      Acc a1 = op.init(), a2 = op.init(), a3 = op.init();  // four loads in flight, as in reduce_kernel
+      const int64_t step = blockDim.y;
+      int64_t j = threadIdx.y;
+      for (; j + 3 * step < n; j += 4 * step) {
+        const In x0 = p[j * inner], x1 = p[(j + step) * inner], x2 = p[(j + 2 * step) * inner],
+                 x3 = p[(j + 3 * step) * inner];
+        acc = op.combine(acc, load(x0, c, begin + j));
+        a1 = op.combine(a1, load(x1, c, begin + j + step));
+        a2 = op.combine(a2, load(x2, c, begin + j + 2 * step));
+        a3 = op.combine(a3, load(x3, c, begin + j + 3 * step));
+      }
+      for (; j < n; j += step) acc = op.combine(acc, load(p[j * inner], c, begin + j));
+      acc = op.combine(op.combine(acc, a1), op.combine(a2, a3));
     }
     scratch[threadIdx.y * blockDim.x + threadIdx.x] = acc;
     __syncthreads();

@@ -120,9 +120,11 @@ void visit(DType d, const char* op, F&& f) {
       case DType::Complex128: return f(complex<double>{});
       default: break;
     }
+  static_assert((kAllowed & kAll) != 0, "visit needs at least one dtype set");
   KILN_FAIL(DTypeError, op, "self", op, " on CUDA supports ", (kAllowed & kBool) ? "bool, " : "",
-            (kAllowed & kIntegral) ? "integer, " : "", "float16, bfloat16, float32, float64",
-            (kAllowed & kComplex) ? " and complex" : "", " tensors; got ", dtype_name(d));
+            (kAllowed & kIntegral) ? "integer, " : "",
+            (kAllowed & kFloats) ? "float16, bfloat16, float32, float64" : "", (kAllowed & kComplex) ? ", complex" : "",
+            " tensors; got ", dtype_name(d));
 }
 
 }  // namespace kiln::cuda::reduce_detail

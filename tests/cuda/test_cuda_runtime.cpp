@@ -430,8 +430,10 @@ TEST_CASE("graphs: make_graphed_callable captures backward: gradients equal eage
   cuda::TensorFunction graphed = cuda::make_graphed_callable(layer, {x0, target0}, options);
 
   Tensor w_eager = w.detach().clone().requires_grad_(true), b_eager = b.detach().clone().requires_grad_(true);
-  int64_t mallocs_after_first_step = 0;
-  for (int step = 0; step < 3; ++step) {
+  // The first step fills the parameters' .grad; the second is the first to accumulate into
+  // them (old and new gradients alive at once), so the cache is warm from then on.
+  int64_t mallocs_after_second_step = 0;
+  for (int step = 0; step < 4; ++step) {
     Tensor x_data = (arange(8, TensorOptions(kFloat32)).reshape({2, 4}) * (0.3 * (step + 1)) - 1).cuda();
     Tensor target = full({2, 3}, 0.25 * step, on_cuda());
     Tensor x = x_data.clone().requires_grad_(true);
@@ -448,8 +450,8 @@ TEST_CASE("graphs: make_graphed_callable captures backward: gradients equal eage
     expect_values(x.grad().cpu(), {2, 4}, x_eager.grad().cpu().to_vector<double>(), 1e-5);
     expect_values(w.grad().cpu(), {4, 3}, w_eager.grad().cpu().to_vector<double>(), 1e-5);  // accumulated
     expect_values(b.grad().cpu(), {3}, b_eager.grad().cpu().to_vector<double>(), 1e-5);
-    if (step == 0) mallocs_after_first_step = device_mallocs();
-    else CHECK(device_mallocs() == mallocs_after_first_step);  // a steady loop
+    if (step == 1) mallocs_after_second_step = device_mallocs();
+    else if (step > 1) CHECK(device_mallocs() == mallocs_after_second_step);  // a steady loop
   }
 
   std::vector<Tensor> stale = graphed({x0, target0});

@@ -8,6 +8,7 @@
 #include <vector>
 #include "kiln/cuda.h"
 #include "support/test_helpers.h"
+#include "device_compare.h"
 
 using namespace kiln;
 using testing::expect_values;
@@ -107,7 +108,9 @@ TEST_CASE("Philox draws: manual_seed then rand/randn/normal_/uniform_ give the C
   manual_seed(2024);
   Tensor dev_n = randn({1001}, TensorOptions(kFloat32, kCuda));
   Tensor dev_u = rand({77}, TensorOptions(kFloat64, kCuda));
-  CHECK(close(dev_n.cpu(), cpu_n));
+  // uniforms are bit-identical; normals agree to a few ulp (each side's logf/sinf/cosf)
+  INFO("max |device - cpu| of randn: ", testing::max_abs_error(dev_n.cpu(), cpu_n));
+  CHECK(close(dev_n.cpu(), cpu_n, 1e-5, 1e-5));
   CHECK(close(dev_u.cpu(), cpu_u));
   manual_seed(5);
   Tensor c = empty({9, 3}).t();
@@ -115,7 +118,7 @@ TEST_CASE("Philox draws: manual_seed then rand/randn/normal_/uniform_ give the C
   manual_seed(5);
   Tensor d = empty({9, 3}, TensorOptions(kFloat32, kCuda)).t();
   normal_(d, 1.0, 2.0);
-  CHECK(close(d.cpu(), c));
+  CHECK(close(d.cpu(), c, 1e-5, 1e-5));
 }
 
 TEST_CASE("Philox draws: randint and bernoulli draw on the device and give the CPU's numbers") {

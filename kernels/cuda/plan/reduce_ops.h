@@ -42,11 +42,11 @@ struct ProdOp {
   KILN_HOST_DEVICE Acc combine(Acc a, Acc b) const { return a * b; }
 };
 
-// all (kAll) / any over truth values (the kernels load "x != 0", NaN counting as true).
-template <bool kAll>
+// all (kIsAll) / any over truth values (the kernels load "x != 0", NaN counting as true).
+template <bool kIsAll>
 struct LogicalOp {
-  KILN_HOST_DEVICE bool init() const { return kAll; }
-  KILN_HOST_DEVICE bool combine(bool a, bool b) const { return kAll ? (a && b) : (a || b); }
+  KILN_HOST_DEVICE bool init() const { return kIsAll; }
+  KILN_HOST_DEVICE bool combine(bool a, bool b) const { return kIsAll ? (a && b) : (a || b); }
 };
 
 // NaN propagates: once a partial is NaN it stays NaN.
