@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""PyTorch's side of the CUDA benchmark: the same cases as kiln_cuda_bench.cpp, the same timing
+rule (warm up, calibrate a loop to ~5 ms, median of `samples` loops each closed by a device
+synchronize), one JSON line per case on stdout. The case names must match kiln's exactly.
+
+Python adds a few microseconds per call on this side: only the launch-overhead case is bound by
+it (kiln's side is C++), the others queue GPU work faster than the GPU runs it."""
+import json
+import math
+import sys
+import time
+
+import torch
+
+N = 1 << 24
+F32 = 4.0
+
+
+def seconds_of(fn, iters):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def median_seconds_per_call(fn, samples):
+    for _ in range(3):
+        fn()
+    iters = 1
+    while seconds_of(fn, iters) < 0.005 and iters < (1 << 20):
+        iters *= 2
+    per_call = sorted(seconds_of(fn, iters) / iters for _ in range(samples))
+    return per_call[len(per_call) // 2]
+
+
+def randn(*sizes, dtype=torch.float32):
+    return torch.randn(*sizes, device="cuda").to(dtype)
+
+
+def unary(name, op):
+    def prepare():
+        x = randn(N)
+        return lambda: op(x)
+    return (name + " 16M", 2 * N * F32, 0, prepare)
+
+
+def mm_case(name, n, dtype, tf32):
+    def prepare():
+        a, b = randn(n, n, dtype=dtype), randn(n, n, dtype=dtype)
+
+        def run():
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            torch.mm(a, b)
+            torch.backends.cuda.matmul.allow_tf32 = False
+        return run
+    return (name, 0, 2.0 * n * n * n, prepare)
+
+
+def pair(sizes_a, sizes_b, body):
+    def prepare():
+        a, b = randn(*sizes_a), randn(*sizes_b)
+        return lambda: body(a, b)
+    return prepare
+
+
+def single(sizes, body):
+    def prepare():
+        x = randn(*sizes)
+        return lambda: body(x)
+    return prepare
+
+
+def add_out():
+    x, y, out = randn(N), randn(N), randn(N)
+    return lambda: torch.add(x, y, out=out)
+
+
+def mlp():
+    dims = [784, 256, 256, 10]
+    params = []
+    for l in range(3):
+        scale = 1.0 / math.sqrt(dims[l])
+        params.append((randn(dims[l + 1], dims[l]) * scale).detach().requires_grad_())
+        params.append((randn(dims[l + 1]) * scale).detach().requires_grad_())
+    x = randn(128, 784)
+    y = torch.randint(0, 10, (128,), device="cuda")
+    opt = torch.optim.SGD(params, lr=0.01)
+    F = torch.nn.functional
+
+    def step():
+        h = F.linear(x, params[0], params[1]).relu()
+        h = F.linear(h, params[2], params[3]).relu()
+        loss = F.cross_entropy(F.linear(h, params[4], params[5]), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def cases():
+    return [
+        ("add 1 element (launch overhead)", 0, 0, pair([1], [1], lambda x, y: x + y)),
+        ("add 16M", 3 * N * F32, 0, pair([N], [N], lambda x, y: x + y)),
+        ("add 16M, out=", 3 * N * F32, 0, add_out),
+        ("broadcast add [4096,4096]+[4096]", 2 * N * F32, 0, pair([4096, 4096], [4096], lambda x, r: x + r)),
+        ("transposed add a.t()+b [4096,4096]", 3 * N * F32, 0, pair([4096, 4096], [4096, 4096], lambda a, b: a.t() + b)),
+        unary("relu", torch.relu),
+        unary("exp", torch.exp),
+        unary("tanh", torch.tanh),
+        unary("sigmoid", torch.sigmoid),
+        unary("gelu", torch.nn.functional.gelu),
+        ("cast float32->bfloat16 16M", N * (F32 + 2), 0, single([N], lambda x: x.to(torch.bfloat16))),
+        ("contiguous of a transpose [4096,4096]", 2 * N * F32, 0, single([4096, 4096], lambda a: a.t().contiguous())),
+        ("sum 16M", N * F32, 0, single([N], lambda x: x.sum())),
+        ("sum dim=1 [4096,4096]", N * F32, 0, single([4096, 4096], lambda x: x.sum(1))),
+        ("sum dim=0 [4096,4096]", N * F32, 0, single([4096, 4096], lambda x: x.sum(0))),
+        ("max dim=1 [4096,4096]", N * F32, 0, single([4096, 4096], lambda x: x.max(1))),
+        ("softmax dim=-1 [4096,4096]", 2 * N * F32, 0, single([4096, 4096], lambda x: torch.softmax(x, -1))),
+        ("cumsum dim=1 [4096,4096]", 2 * N * F32, 0, single([4096, 4096], lambda x: torch.cumsum(x, 1))),
+        mm_case("mm 4096 float32", 4096, torch.float32, False),
+        mm_case("mm 4096 float32, TF32", 4096, torch.float32, True),
+        mm_case("mm 4096 bfloat16", 4096, torch.bfloat16, False),
+        mm_case("mm 8192 bfloat16", 8192, torch.bfloat16, False),
+        ("bmm [64,512,512] float32", 0, 2.0 * 64 * 512 ** 3, pair([64, 512, 512], [64, 512, 512], torch.bmm)),
+        ("MLP training step 784-256-256-10, batch 128", 0, 0, mlp),
+    ]
+
+
+def main():
+    samples = int(sys.argv[1]) if len(sys.argv) > 1 else 11
+    torch.backends.cuda.matmul.allow_tf32 = False
+    print(json.dumps({"meta": {"torch": torch.__version__, "cuda": torch.version.cuda,
+                               "device": torch.cuda.get_device_name(), "samples": samples}}), flush=True)
+    for name, nbytes, flops, prepare in cases():
+        s = median_seconds_per_call(prepare(), samples)
+        print(json.dumps({"case": name, "seconds": s, "bytes": nbytes, "flops": flops}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
