@@ -7,6 +7,9 @@ into coverage/coverage.json, coverage/COVERAGE.md and coverage/coverage.html.
 
   --check            fail, listing every cell that passed in the baseline and no longer passes
   --update-baseline  record the currently passing cells as the new baseline
+  --device-run FILE  tests/cuda_device_run.json: the CUDA cells that passed when the device suite
+                     last ran on a GPU (tools/record_device_run.py). A CUDA cell this run could not
+                     run stays "not run"; its detail says when and where it last passed.
 """
 import argparse
 import json
@@ -66,9 +69,20 @@ def not_run_details(build_info):
     return {"cuda": f"compiled ({archs}), not run: the last test run had no CUDA device"}
 
 
-def merge(declared_doc, results, build_info=None):
+def device_run_note(device_run):
+    return f"passed on {device_run['device']} on {device_run['date']}"
+
+
+def with_device_run(c, key, device_run):
+    """A CUDA cell this run did not run, with the device run's word on it when it passed there."""
+    if c and c["status"] == "not run" and device_run and key in device_run["passed"]:
+        return {"status": "not run", "detail": f"{c['detail']}; {device_run_note(device_run)}"}
+    return c
+
+
+def merge(declared_doc, results, build_info=None, device_run=None):
     """build_info (build/build_info.json): what this build compiled; without it every declared
-    kernel counts as compiled."""
+    kernel counts as compiled. device_run: tests/cuda_device_run.json, its cells as a set."""
     details = not_run_details(build_info or {})
     ops = []
     backends = sorted({b for op in declared_doc["ops"] for b in op.get("backends", {})},
@@ -84,15 +98,17 @@ def merge(declared_doc, results, build_info=None):
             extra = {"not_run_detail": details[backend]} if backend in details else {}
             cells = {}
             for dtype in DTYPES:
-                c = cell(dtype in declared, dtype in compiled,
-                         results.get(cell_key(op["name"], backend, dtype, "forward")), **extra)
+                key = cell_key(op["name"], backend, dtype, "forward")
+                c = with_device_run(cell(dtype in declared, dtype in compiled, results.get(key), **extra), key,
+                                    device_run)
                 if c:
                     cells[dtype] = c
             row["forward"][backend] = cells
             if op.get("differentiable"):
                 # gradcheck runs in float64; the cell exists when the backend declares the op
-                row["backward"][backend] = cell(bool(declared), "float64" in compiled,
-                                                results.get(cell_key(op["name"], backend, "float64", "backward")), **extra)
+                key = cell_key(op["name"], backend, "float64", "backward")
+                row["backward"][backend] = with_device_run(
+                    cell(bool(declared), "float64" in compiled, results.get(key), **extra), key, device_run)
         ops.append(row)
     return backends, ops
 
@@ -175,6 +191,7 @@ def main():
     ap.add_argument("--baseline", required=True, help="tests/coverage_baseline.json")
     ap.add_argument("--out", required=True, help="directory for coverage.json, COVERAGE.md, coverage.html")
     ap.add_argument("--build-info", help="build/build_info.json: which backends this build compiled")
+    ap.add_argument("--device-run", help="tests/cuda_device_run.json: CUDA cells that passed on a GPU earlier")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--update-baseline", action="store_true")
     args = ap.parse_args()
@@ -186,11 +203,19 @@ def main():
     if args.build_info and os.path.exists(args.build_info):
         with open(args.build_info, encoding="utf-8") as f:
             build_info = json.load(f)
-    backends, ops = merge(declared, results, build_info)
+    device_run = None
+    if args.device_run and os.path.exists(args.device_run):
+        with open(args.device_run, encoding="utf-8") as f:
+            device_run = json.load(f)
+        device_run["passed"] = set(device_run["cells"])
+    backends, ops = merge(declared, results, build_info, device_run)
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(args.results))) \
         if os.path.exists(args.results) else None
     report = {"results_file": shown_path(args.results), "results_time": when, "backends": backends, "dtypes": DTYPES,
               "totals": totals(backends, ops), "ops": ops}
+    if device_run:
+        report["device_run"] = {k: device_run[k] for k in ("device", "date", "suite", "source")}
+        report["device_run"]["cells"] = len(device_run["passed"])
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "coverage.json"), "w", encoding="utf-8") as f:
         json.dump(report, f, indent=1)

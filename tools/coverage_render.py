@@ -15,8 +15,14 @@ TOTAL_TITLES = ["declared", "compiled", "passing", "failing", "unverified", "not
 
 def _run_line(report):
     if report["results_time"]:
-        return f"Test results of {report['results_time']} ({report['results_file']})."
-    return "No test results yet: run `tools/kiln test`. Cells show what is declared and compiled."
+        line = f"Test results of {report['results_time']} ({report['results_file']})."
+    else:
+        line = "No test results yet: run `tools/kiln test`. Cells show what is declared and compiled."
+    d = report.get("device_run")
+    if d:
+        line += (f" The CUDA device suite last ran on {d['device']} on {d['date']} ({d['source']}): {d['suite']}, "
+                 f"{d['cells']} CUDA cells passed; a CUDA cell this run did not run says so when you hover it.")
+    return line
 
 
 def _has_cells(report, backend):
