@@ -1,9 +1,11 @@
 // softmax and log_softmax on CUDA: max-subtracted, exp(x - max) / sum or x - max - log(sum), in
 // float32 for 16-bit inputs. The meta step (kiln/meta/along_dim.h) has cast the input to the
 // result dtype and split it as [outer, size, inner] around dim: inner == 1 gives a row
-// group per row (plan/reduce_plan.h); inner > 1 gives a thread per column striding by inner
+// group per row (plan/reduce_plan.h), which reads the row twice (the running max and sum in
+// one pass, then the outputs); inner > 1 gives a thread per column striding by inner
 // when there are enough columns, else the dim is moved last (one device copy each way).
 #include <cuda_runtime.h>
+#include <limits>
 #include "reduce.cuh"
 #include "kiln/gen/kernels/cuda/log_softmax.h"
 #include "kiln/gen/kernels/cuda/softmax.h"
@@ -16,42 +18,75 @@ namespace {
 
 using namespace reduce_detail;
 
+// The running (max, sum of exp(x - max)) of a part of a row, so one pass finds both (PyTorch's
+// two-pass answer, including its NaNs): a finite x is {x, 1}; -inf adds nothing (all -inf gives
+// {-inf, 0}, and then NaN outputs, as exp(-inf - -inf) does); +inf and NaN make the sum NaN.
+template <typename Acc>
+struct MaxSum {
+  Acc m, s;
+};
+
+template <typename Acc>
+struct MaxSumOp {
+  KILN_HOST_DEVICE MaxSum<Acc> init() const { return {-std::numeric_limits<Acc>::infinity(), Acc(0)}; }
+  KILN_HOST_DEVICE static bool empty(const MaxSum<Acc>& a) { return a.s == Acc(0) && a.m < Acc(0) && ::isinf(a.m); }
+  KILN_HOST_DEVICE MaxSum<Acc> combine(MaxSum<Acc> a, MaxSum<Acc> b) const {
+    if (empty(b)) return a;
+    if (empty(a)) return b;
+    const Acc m = cuda_plan::is_nan(a.m) || cuda_plan::is_nan(b.m) ? a.m + b.m : (a.m < b.m ? b.m : a.m);
+    return {m, a.s * ::exp(a.m - m) + b.s * ::exp(b.m - m)};
+  }
+  // a with one more element x: the common finite case without the general rescale.
+  KILN_HOST_DEVICE MaxSum<Acc> step(MaxSum<Acc> a, Acc x) const {
+    if (!::isfinite(x)) return combine(a, {x, x < Acc(0) && ::isinf(x) ? Acc(0) : x - x});  // -inf: 0; +inf, NaN: NaN
+    if (x > a.m) return {x, a.s * ::exp(a.m - x) + Acc(1)};
+    return {a.m, a.s + ::exp(x - a.m)};  // a.m NaN or +inf keeps the sum NaN
+  }
+};
+
+template <typename Acc>
+__device__ __forceinline__ MaxSum<Acc> shuffle_down(MaxSum<Acc> v, int offset) {
+  return {__shfl_down_sync(0xffffffffu, v.m, offset), __shfl_down_sync(0xffffffffu, v.s, offset)};
+}
+
 template <typename T, bool kLog>
 __global__ void softmax_rows_kernel(const T* in, T* out, int64_t rows, int64_t len) {
   using Acc = acc_t<T>;
   extern __shared__ unsigned char scratch_bytes[];
-  Acc* scratch = reinterpret_cast<Acc*>(scratch_bytes);
+  MaxSum<Acc>* scratch = reinterpret_cast<MaxSum<Acc>*>(scratch_bytes);
   // One slot per row group for broadcasting the row's max and sum to all its threads.
-  Acc* shared_row = scratch + blockDim.y * (blockDim.x / cuda_plan::kWarp);
-  const MinMaxOp<Acc, true> max_op;
-  const SumOp<Acc> sum_op;
+  MaxSum<Acc>* shared_row = scratch + blockDim.y * (blockDim.x / cuda_plan::kWarp);
+  const MaxSumOp<Acc> op;
   for (int64_t g = blockIdx.x; g * blockDim.y < rows; g += gridDim.x) {
     const int64_t row = g * blockDim.y + threadIdx.y;
     const bool valid = row < rows;
     const T* x = in + (valid ? row : 0) * len;
     T* y = out + (valid ? row : 0) * len;
-    Acc m = max_op.init();
-    if (valid)
-      for (int64_t i = threadIdx.x; i < len; i += blockDim.x) m = max_op.combine(m, Acc(x[i]));
-    m = group_reduce(m, max_op, scratch);
-    if (threadIdx.x == 0) shared_row[threadIdx.y] = m;
+    MaxSum<Acc> a0 = op.init();
+    if (valid) {
+      // two running pairs keep two loads in flight
+      MaxSum<Acc> a1 = op.init();
+      const int64_t step = blockDim.x;
+      int64_t i = threadIdx.x;
+      for (; i + step < len; i += 2 * step) {
+        const Acc x0 = Acc(x[i]), x1 = Acc(x[i + step]);
+        a0 = op.step(a0, x0);
+        a1 = op.step(a1, x1);
+      }
+      if (i < len) a0 = op.step(a0, Acc(x[i]));
+      a0 = op.combine(a0, a1);
+    }
+    a0 = group_reduce(a0, op, scratch);
+    if (threadIdx.x == 0) shared_row[threadIdx.y] = a0;
     __syncthreads();
-    m = shared_row[threadIdx.y];
-    Acc s = sum_op.init();
-    if (valid)
-      for (int64_t i = threadIdx.x; i < len; i += blockDim.x) s += ::exp(Acc(x[i]) - m);
-    s = group_reduce(s, sum_op, scratch);
-    __syncthreads();
-    if (threadIdx.x == 0) shared_row[threadIdx.y] = s;
-    __syncthreads();
-    s = shared_row[threadIdx.y];
+    const MaxSum<Acc> r = shared_row[threadIdx.y];
     if (valid) {
       if (kLog) {
-        const Acc shift = m + ::log(s);
+        const Acc shift = r.m + ::log(r.s);
         for (int64_t i = threadIdx.x; i < len; i += blockDim.x) y[i] = T(Acc(x[i]) - shift);
       } else {
-        const Acc inv = Acc(1) / s;
-        for (int64_t i = threadIdx.x; i < len; i += blockDim.x) y[i] = T(::exp(Acc(x[i]) - m) * inv);
+        const Acc inv = Acc(1) / r.s;
+        for (int64_t i = threadIdx.x; i < len; i += blockDim.x) y[i] = T(::exp(Acc(x[i]) - r.m) * inv);
       }
     }
     __syncthreads();
@@ -109,7 +144,8 @@ void softmax_rows(const meta::AlongDimPlan& plan, const TensorBase& out, const T
     using T = decltype(tag);
     if constexpr (is_floating(dtype_of<T>)) {
       using Acc = acc_t<T>;
-      const size_t shared = cuda_plan::reduce_shared_bytes(s, sizeof(Acc), false) + size_t(s.rows_per_block) * sizeof(Acc);
+      const size_t shared = cuda_plan::reduce_shared_bytes(s, sizeof(MaxSum<Acc>), false) +
+                            size_t(s.rows_per_block) * sizeof(MaxSum<Acc>);
       softmax_rows_kernel<T, kLog><<<unsigned(std::max<int64_t>(s.blocks, 1)),
                                      dim3(unsigned(s.threads_per_row), unsigned(s.rows_per_block)), shared,
                                      detail::current_cuda_stream(in.device().index)>>>(

@@ -98,6 +98,31 @@ TEST_CASE("softmax and log_softmax on the last and on other dims equal the CPU")
   CHECK(close(softmax(h.cuda(), 2).cpu().to(kFloat32), softmax(h.to(kFloat32), 2), 1e-2, 1e-3));
 }
 
+TEST_CASE("softmax rows with infinities and NaN, and long rows, give the CPU's values") {
+  // The device finds a row's max and sum in one pass; the CPU (PyTorch's arithmetic) in two.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  // clang-format off
+  Tensor x = from_vector<float>({1,    2,    3,    4,
+                                 -inf, 0,    1,    -inf,
+                                 -inf, -inf, -inf, -inf,
+                                 inf,  1,    2,    3,
+                                 1,    nan,  2,    3,
+                                 inf,  inf,  0,    -inf,
+                                 -inf, 5,    -inf, 5,
+                                 -80,  0,    80,   -inf}, {8, 4});
+  // clang-format on
+  for (DType d : {kFloat32, kFloat64}) {
+    Tensor xd = x.to(d);
+    CHECK(close(softmax(xd.cuda(), 1).cpu(), softmax(xd, 1), 1e-6, 1e-7));
+    CHECK(close(log_softmax(xd.cuda(), 1).cpu(), log_softmax(xd, 1), 1e-6, 1e-6));
+  }
+  Tensor rows = randn({37, 5001}) * 20;  // rows longer than a row group, odd lengths, big spread
+  rows.select(0, 3).fill_(-inf);
+  rows.select(1, 4).slice(0, 0, 2500).fill_(-inf);
+  CHECK(close(softmax(rows.cuda(), 1).cpu(), softmax(rows, 1), 1e-5, 1e-7));
+  CHECK(close(log_softmax(rows.cuda(), 1).cpu(), log_softmax(rows, 1), 1e-5, 1e-4));
+}
+
 TEST_CASE("a linear-relu-linear step with a squared error runs on the device and matches the CPU") {
   manual_seed(1);
   Tensor w1 = randn({16, 8}, TensorOptions(kFloat64)), w2 = randn({4, 16}, TensorOptions(kFloat64));
