@@ -13,6 +13,7 @@
 #include "kiln/kiln.h"
 #include "kiln/philox.h"
 #include "kiln/random.h"
+#include "support/test_helpers.h"
 
 namespace {
 
@@ -370,6 +371,73 @@ TEST_CASE("random: bernoulli draws 1 with probability p") {
   CHECK_THROWS_AS(kiln::bernoulli(kiln::tensor<double>({0.5, 1.5}), &g), kiln::ValueError);
   CHECK_THROWS_AS(kiln::bernoulli(kiln::tensor<float>({-0.1f}), &g), kiln::ValueError);
   CHECK_THROWS_AS(kiln::bernoulli(kiln::tensor<int64_t>({0, 1}), &g), kiln::DTypeError);
+}
+
+TEST_CASE("random: multinomial draws in proportion to the weights, never a zero weight") {
+  Generator g(12);
+  Tensor w = kiln::tensor<double>({1.0, 0.0, 6.0, 3.0});  // unnormalized, as PyTorch allows
+  const int64_t n = 40000;
+  Tensor draws = kiln::multinomial(w, n, /*replacement=*/true, &g);
+  CHECK(draws.dtype() == DType::Int64);
+  CHECK(draws.sizes().equals({n}));
+  std::vector<int64_t> count(4, 0);
+  for (int64_t i : draws.to_vector<int64_t>()) ++count[size_t(i)];
+  CHECK(count[1] == 0);
+  for (int64_t i : {0, 2, 3})
+    CHECK(std::abs(double(count[size_t(i)]) / n - w.to_vector<double>()[size_t(i)] / 10) < 0.01);
+
+  // Without replacement: distinct indices per row and never a zero weight; the first draw
+  // follows the weights, the second the weights left (after index 2: 1 : 3 for indices 0 and 3).
+  Tensor rows = kiln::tensor<float>({1, 0, 6, 3, 1, 0, 6, 3}).reshape({2, 4});
+  const int64_t trials = 20000;
+  std::vector<int64_t> first(4, 0), second_after_2(4, 0);
+  int64_t after_2 = 0;
+  for (int64_t t = 0; t < trials; ++t) {
+    std::vector<int64_t> r = kiln::multinomial(rows, 3, false, &g).to_vector<int64_t>();
+    REQUIRE(r.size() == 6);
+    for (int k = 0; k < 2; ++k) {
+      std::set<int64_t> seen(r.begin() + 3 * k, r.begin() + 3 * k + 3);
+      REQUIRE(seen == std::set<int64_t>{0, 2, 3});  // three nonzero weights, three samples
+    }
+    ++first[size_t(r[0])];
+    if (r[0] == 2) ++after_2, ++second_after_2[size_t(r[1])];
+  }
+  CHECK(std::abs(double(first[2]) / trials - 0.6) < 0.015);
+  CHECK(std::abs(double(first[3]) / trials - 0.3) < 0.015);
+  CHECK(std::abs(double(second_after_2[3]) / after_2 - 0.75) < 0.02);  // 3 / (1 + 3) once 2 is gone
+
+  // one seed, one result; the generator moves on
+  Generator a(5), b(5);
+  CHECK(kiln::multinomial(w, 7, true, &a).to_vector<int64_t>() ==
+        kiln::multinomial(w, 7, true, &b).to_vector<int64_t>());
+  CHECK(kiln::multinomial(rows, 4, true, &a).sizes().equals({2, 4}));
+}
+
+TEST_CASE("random: multinomial refuses what PyTorch refuses, naming the argument") {
+  using kiln::testing::error_text;
+  using kiln::testing::has;
+  Tensor w = kiln::tensor<float>({0.5f, 0.0f, 0.5f});
+  CHECK(has(error_text<kiln::ValueError>([&] { (void)kiln::multinomial(w, 3); }), "not enough non-negative category"));
+  CHECK(has(error_text<kiln::ValueError>([&] { (void)kiln::multinomial(w, 4); }), "without replacement"));
+  CHECK_NOTHROW(kiln::multinomial(w, 4, true));
+  CHECK(has(error_text<kiln::ValueError>([&] { (void)kiln::multinomial(w, 0); }), "num_samples"));
+  CHECK(has(error_text<kiln::ValueError>([&] {
+              (void)kiln::multinomial(kiln::tensor<float>({0.5f, -0.1f}), 1);
+            }),
+            "element < 0"));
+  CHECK(has(error_text<kiln::ValueError>([&] {
+              (void)kiln::multinomial(kiln::tensor<float>({0.5f, std::nanf("")}), 1);
+            }),
+            "nan"));
+  CHECK(has(error_text<kiln::ValueError>([&] {
+              (void)kiln::multinomial(kiln::zeros({2, 3}), 1, true);
+            }),
+            "sum of probabilities"));
+  CHECK(has(error_text<kiln::ShapeError>([&] { (void)kiln::multinomial(kiln::ones({2, 2, 2}), 1); }), "1 or 2 dim"));
+  CHECK(has(error_text<kiln::DTypeError>([&] {
+              (void)kiln::multinomial(kiln::tensor<int64_t>({1, 2}), 1);
+            }),
+            "multinomial"));
 }
 
 TEST_CASE("random: argument errors") {
