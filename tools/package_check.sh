@@ -3,7 +3,7 @@
 #   installed  against `cmake --install` of the main build (static kiln, find_package(kiln))
 #   subdir     with kiln as its add_subdirectory in a Debug project (CPU only, BUILD_SHARED_LIBS=ON:
 #              a shared kiln built at -O0, the configuration a consumer debugging its own code has,
-#              and a quarter of an optimized build's compile time)
+#              and about half an optimized build's compile time: 171 s against 360 s in CI)
 # Each run checks that it converges and that OpenBLAS is the OpenMP build.
 PACKAGE_DIR="$BUILD/package-check"
 
