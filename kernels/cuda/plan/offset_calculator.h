@@ -31,7 +31,12 @@ struct OffsetCalculator {
     Offsets<N, Index> out;
 #pragma unroll
     for (int k = 0; k < N; ++k) out.bytes[k] = 0;
-    for (int d = 0; d < dims; ++d) {
+    // Unrolled to the maximum with an early exit, so every index into sizes and strides is a
+    // constant and the kernel reads them straight from its parameters. A loop to `dims` indexes
+    // the parameters at run time: 1.7x slower on a broadcast add on an H200 (86 vs 51 us).
+#pragma unroll
+    for (int d = 0; d < kMaxOffsetDims; ++d) {
+      if (d == dims) break;
       DivMod<Index> qr = sizes[d].divmod(linear);
       linear = qr.div;
 #pragma unroll
