@@ -6,8 +6,11 @@
 #include <cmath>
 #include <string>
 #include <vector>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/argmax.h"
+#include "kiln/gen/api/exp.h"
+#include "kiln/gen/api/sin.h"
 
 using namespace kiln;
 using kiln::testing::error_text;

@@ -1,7 +1,7 @@
 // kiln::call binds arguments like Python does and picks the overload that fits.
 #include <doctest/doctest.h>
 #include <algorithm>
-#include <kiln/kiln.h>
+#include "kiln/core.h"
 
 using namespace kiln;
 

@@ -15,7 +15,10 @@
 #include "kernels/cuda/plan/launch.h"
 #include "kernels/cuda/plan/offset_calculator.h"
 #include "kiln/cpu/loops.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/bernoulli.h"
+#include "kiln/gen/api/div.h"
+#include "kiln/gen/api/normal.h"
 
 using namespace kiln;
 using cuda_plan::IntDivider;

@@ -10,7 +10,13 @@
 #include <vector>
 #include "kernels/cuda/plan/reduce_ops.h"
 #include "kernels/cuda/plan/reduce_plan.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/amax.h"
+#include "kiln/gen/api/argmax.h"
+#include "kiln/gen/api/log_softmax.h"
+#include "kiln/gen/api/slice.h"
+#include "kiln/gen/api/softmax.h"
+#include "kiln/gen/api/sum.h"
 
 using namespace kiln;
 using namespace kiln::cuda_plan;

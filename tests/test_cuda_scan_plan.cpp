@@ -6,7 +6,9 @@
 
 #include <vector>
 #include "kernels/cuda/plan/reduce_plan.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/_cumsum_reverse.h"
+#include "kiln/gen/api/cumsum.h"
 
 using namespace kiln;
 using cuda_plan::RowSplit;

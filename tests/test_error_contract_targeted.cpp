@@ -4,6 +4,13 @@
 #include <limits>
 #include "error_contract.h"
 #include "test_helpers.h"
+#include "kiln/gen/api/amax.h"
+#include "kiln/gen/api/argmax.h"
+#include "kiln/gen/api/max.h"
+#include "kiln/gen/api/mean.h"
+#include "kiln/gen/api/min.h"
+#include "kiln/gen/api/prod.h"
+#include "kiln/gen/api/sum.h"
 
 using namespace kiln;
 using namespace kiln::testing;

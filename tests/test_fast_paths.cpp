@@ -8,6 +8,18 @@
 #include <vector>
 
 #include "test_helpers.h"
+#include "kiln/gen/api/addcmul.h"
+#include "kiln/gen/api/argmax.h"
+#include "kiln/gen/api/argmin.h"
+#include "kiln/gen/api/bmm.h"
+#include "kiln/gen/api/cumsum.h"
+#include "kiln/gen/api/erf.h"
+#include "kiln/gen/api/exp.h"
+#include "kiln/gen/api/linear.h"
+#include "kiln/gen/api/max.h"
+#include "kiln/gen/api/mm.h"
+#include "kiln/gen/api/sigmoid.h"
+#include "kiln/gen/api/tanh.h"
 
 using namespace kiln;
 using kiln::testing::error_text;

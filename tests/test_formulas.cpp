@@ -7,6 +7,15 @@
 #include <limits>
 #include <vector>
 #include "kiln/autograd/formulas.h"
+#include "kiln/gen/api/amax.h"
+#include "kiln/gen/api/amin.h"
+#include "kiln/gen/api/log_softmax.h"
+#include "kiln/gen/api/logsumexp.h"
+#include "kiln/gen/api/max.h"
+#include "kiln/gen/api/norm.h"
+#include "kiln/gen/api/pow.h"
+#include "kiln/gen/api/prod.h"
+#include "kiln/gen/api/softmax.h"
 
 using namespace kiln;
 

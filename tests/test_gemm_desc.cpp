@@ -6,7 +6,9 @@
 #include <vector>
 #include "kiln/common/gemm_desc.h"
 #include "kernels/cpu/gemm.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/bmm.h"
+#include "kiln/gen/api/mm.h"
 
 using namespace kiln;
 using gemm::Trans;

@@ -9,8 +9,11 @@
 #include <limits>
 #include <string>
 #include <vector>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/addmm.h"
+#include "kiln/gen/api/bmm.h"
+#include "kiln/gen/api/mm.h"
 
 using namespace kiln;
 using kiln::testing::error_text;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 #include "kiln/cpu/loops.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 
 using namespace kiln;
 using cpu::StridedGeometry;

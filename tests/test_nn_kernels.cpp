@@ -7,8 +7,11 @@
 #include <limits>
 #include <string>
 #include <vector>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/log_softmax.h"
+#include "kiln/gen/api/nll_loss.h"
+#include "kiln/gen/api/softmax.h"
 
 using namespace kiln;
 using kiln::testing::error_text;

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 #include <cmath>
 #include <limits>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "support/gradcheck.h"
 #include "support/op_catalog.h"
 #include "support/sample_inputs.h"

@@ -2,7 +2,7 @@
 // gradient sequence g, 2g, 3g and for gradients coming from backward().
 #include <doctest/doctest.h>
 #include <vector>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "kiln/optim.h"
 
 using namespace kiln;

@@ -4,7 +4,7 @@
 
 #include <string>
 #include "kiln/dispatch.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "kiln/pointwise.h"
 #include "support/test_helpers.h"
 

@@ -10,10 +10,14 @@
 #include <set>
 #include <thread>
 #include <vector>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "kiln/philox.h"
 #include "kiln/random.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/bernoulli.h"
+#include "kiln/gen/api/multinomial.h"
+#include "kiln/gen/api/normal_.h"
+#include "kiln/gen/api/uniform_.h"
 
 namespace {
 

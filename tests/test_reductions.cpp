@@ -8,8 +8,23 @@
 #include <limits>
 #include <string>
 #include <vector>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/all.h"
+#include "kiln/gen/api/amax.h"
+#include "kiln/gen/api/amin.h"
+#include "kiln/gen/api/any.h"
+#include "kiln/gen/api/argmax.h"
+#include "kiln/gen/api/argmin.h"
+#include "kiln/gen/api/count_nonzero.h"
+#include "kiln/gen/api/logsumexp.h"
+#include "kiln/gen/api/max.h"
+#include "kiln/gen/api/mean.h"
+#include "kiln/gen/api/min.h"
+#include "kiln/gen/api/norm.h"
+#include "kiln/gen/api/prod.h"
+#include "kiln/gen/api/sum.h"
+#include "kiln/gen/api/var.h"
 
 using namespace kiln;
 using kiln::testing::error_text;

@@ -7,6 +7,7 @@
 #include <vector>
 #include "runtime/src/autograd/replayed_function.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/argmax.h"
 
 using namespace kiln;
 using autograd::detail::ReplayedFunctionSpec;

@@ -5,8 +5,15 @@
 
 #include <limits>
 #include <vector>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/_cummaxmin_backward.h"
+#include "kiln/gen/api/cummax.h"
+#include "kiln/gen/api/cummin.h"
+#include "kiln/gen/api/cumprod.h"
+#include "kiln/gen/api/cumsum.h"
+#include "kiln/gen/api/logcumsumexp.h"
+#include "kiln/gen/api/sum.h"
 
 using namespace kiln;
 using kiln::testing::error_text;

@@ -5,8 +5,15 @@
 
 #include <limits>
 #include <tuple>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/aminmax.h"
+#include "kiln/gen/api/max.h"
+#include "kiln/gen/api/mean.h"
+#include "kiln/gen/api/nanmean.h"
+#include "kiln/gen/api/nansum.h"
+#include "kiln/gen/api/sum.h"
+#include "kiln/gen/api/var.h"
 
 using namespace kiln;
 using kiln::testing::error_text;

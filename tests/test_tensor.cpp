@@ -9,6 +9,7 @@
 #include "kiln/autograd.h"
 #include "kiln/cuda.h"
 #include "kiln/tensor.h"
+#include "kiln/gen/api/t.h"
 
 using namespace kiln;
 

@@ -4,8 +4,13 @@
 
 #include <string>
 #include <vector>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/cat.h"
+#include "kiln/gen/api/diagonal_backward.h"
+#include "kiln/gen/api/matmul.h"
+#include "kiln/gen/api/select_backward.h"
+#include "kiln/gen/api/slice_backward.h"
 
 using namespace kiln;
 using kiln::testing::error_text;

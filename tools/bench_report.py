@@ -53,7 +53,8 @@ BUILD_TARGETS = [
 def build_breakdown(build):
     """What each measured rebuild compiled, by part of the build (tools/measure_build.py's groups)."""
     rows = [("edit one pointwise expression", "rebuild_one_op"), ("add a pointwise op", "add_pointwise_op"),
-            ("add a kernel op", "add_kernel_op"), ("CUDA kernels after adding a pointwise op", "cuda_add_pointwise_op")]
+            ("add a kernel op", "add_kernel_op"), ("add a pointwise op with a method", "add_method_op"),
+            ("CUDA kernels after adding a pointwise op", "cuda_add_pointwise_op")]
     out = []
     for label, key in rows:
         groups = build.get(f"{key}_objects_by_group")
@@ -215,6 +216,9 @@ def main():
                       f"{build['add_kernel_op_s']:.1f} s ({build['add_kernel_op_objects']} objects; its own file "
                       f"{build['add_kernel_op_own_files_s']:.1f} s of compile time)"
                       if "add_pointwise_op_s" in build else "")
+                   + (f", after adding a pointwise op with a method and an in-place form (a change to class "
+                      f"Tensor) {build['add_method_op_s']:.1f} s ({build['add_method_op_objects']} objects)"
+                      if "add_method_op_s" in build else "")
                    + (f". The CUDA kernels of a clean CUDA build take {build['cuda_kernels_s']:.0f} s "
                       f"({100 * build['cuda_share']:.0f}% of that build), {build['cuda_s_per_pointwise_op']:.1f} s "
                       f"of nvcc per generated pointwise op ({build['cuda_pointwise_ops']} ops)"

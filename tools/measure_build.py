@@ -5,9 +5,12 @@ In a scratch copy of the source tree (so the working tree and its build are neve
   codegen            the generator over the whole registry into an empty folder (median of 3 runs)
   clean              configure + build of the library, tests and demo, CPU only, with the given jobs
   edit expression    the same build after editing one pointwise op's expression
-  add pointwise op   ... after adding a pointwise op to ops/pointwise_unary.yaml
+  add pointwise op   ... after adding a pointwise op to ops/pointwise_unary.yaml (default
+                     variants: kiln::name and name_out, as PyTorch's default)
   add kernel op      ... after adding a structured kernel op (an along_dim scan) and its kernel
                      file; the new file's own compile time is reported apart and excluded
+  add method op      ... after adding a pointwise op with a method and an in-place form
+                     (x.name(), x.name_()): a change to class Tensor, which every user recompiles
   cuda share         the CUDA kernels of a clean CUDA build (target kiln_cuda_kernels), when nvcc
                      is found, their nvcc seconds per generated pointwise op, and the CUDA kernels
                      an added pointwise op recompiles
@@ -35,6 +38,15 @@ NEW_POINTWISE_OP = """
   derivatives:
     self: grad * 2
   doc: A probe op added by tools/measure_build.py.
+"""
+NEW_METHOD_OP = """
+- signature: measure_build_method(Tensor self) -> Tensor
+  variants: [function, method, inplace, out]
+  dtypes: [floating]
+  pointwise: self * 3 + 1
+  derivatives:
+    self: grad * 3
+  doc: A probe op with a method added by tools/measure_build.py.
 """
 NEW_KERNEL_OP = """
 - signature: measure_build_scan(Tensor self, int dim) -> Tensor
@@ -180,6 +192,10 @@ def main():
         subprocess.run(configure, cwd=src, check=True, stdout=subprocess.DEVNULL)  # the new kernel file
         rebuild(make, src, build, "rebuild after adding a kernel op", result, "add_kernel_op_s",
                 own=["measure_build_scan"])
+
+        unary.write_text(unary.read_text() + NEW_METHOD_OP)
+        rebuild(make, src, build, "rebuild after adding a pointwise op with a method", result, "add_method_op_s",
+                own=["measure_build_method"])
 
         if not args.no_cuda and shutil.which("nvcc"):
             cuda_src = Path(tmp) / "kiln-cuda"

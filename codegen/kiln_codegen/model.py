@@ -204,16 +204,14 @@ def _load_groups(raw, errors):
 
 
 def _default_variants(kind, sig, meta=None):
+    """PyTorch's default: the function alone (kiln::name), with its out= form where kiln generates
+    one. Methods and in-place forms (x.name(), x.name_()) are members of Tensor, which every user
+    of Tensor recompiles when one is added: an entry asks for them with `variants:`."""
     if options_start(sig) is not None:
         return ["function"]  # factories, as torch.zeros / torch.zeros_like
-    first = sig.arguments[0] if sig.arguments else None
-    method_ok = first is not None and first.name == "self" and first.type.is_tensor
-    variants = ["function"] + (["method"] if method_ok else [])
-    if kind == "pointwise":
-        variants += ["inplace", "out"]
-    elif meta is not None:
-        variants += ["out"] + (["inplace"] if _inplace_legal(meta, sig) else [])
-    return variants
+    if kind == "pointwise" or meta is not None:
+        return ["function", "out"]
+    return ["function"]
 
 
 def _inplace_legal(meta, sig):

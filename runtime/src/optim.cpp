@@ -1,7 +1,7 @@
 #include "kiln/optim.h"
 #include <cmath>
 #include "kiln/autograd.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 
 namespace kiln::optim {
 

@@ -6,6 +6,7 @@
 #include <sstream>
 #include "kiln/autograd.h"
 #include "kiln/tensor.h"
+#include "kiln/gen/api/to.h"
 
 namespace kiln {
 namespace {

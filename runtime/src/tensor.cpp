@@ -6,6 +6,7 @@
 #include "core/pooled.h"
 #include "kiln/autograd.h"
 #include "core/element_types.h"
+#include "kiln/gen/api/to.h"
 
 namespace kiln {
 namespace {

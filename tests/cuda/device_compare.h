@@ -3,7 +3,7 @@
 // How the device suite compares a result brought back from the GPU with the CPU's.
 #include <cmath>
 #include <vector>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 
 namespace kiln::testing {
 

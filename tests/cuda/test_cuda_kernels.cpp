@@ -9,6 +9,19 @@
 #include "kiln/cuda.h"
 #include "support/test_helpers.h"
 #include "device_compare.h"
+#include "kiln/gen/api/addmm.h"
+#include "kiln/gen/api/amax.h"
+#include "kiln/gen/api/argmax.h"
+#include "kiln/gen/api/argmin.h"
+#include "kiln/gen/api/bmm.h"
+#include "kiln/gen/api/linear.h"
+#include "kiln/gen/api/log_softmax.h"
+#include "kiln/gen/api/matmul.h"
+#include "kiln/gen/api/max.h"
+#include "kiln/gen/api/mean.h"
+#include "kiln/gen/api/mm.h"
+#include "kiln/gen/api/softmax.h"
+#include "kiln/gen/api/sum.h"
 
 using namespace kiln;
 using kiln::testing::close;

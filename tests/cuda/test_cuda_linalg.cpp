@@ -10,6 +10,11 @@
 #include <vector>
 #include "kiln/cuda.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/addmm.h"
+#include "kiln/gen/api/bmm.h"
+#include "kiln/gen/api/linear.h"
+#include "kiln/gen/api/matmul.h"
+#include "kiln/gen/api/mm.h"
 
 using namespace kiln;
 

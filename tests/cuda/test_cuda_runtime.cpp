@@ -11,6 +11,8 @@
 #include <vector>
 #include "kiln/cuda.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/linear.h"
+#include "kiln/gen/api/relu.h"
 
 using namespace kiln;
 using testing::error_text;

@@ -10,6 +10,17 @@
 #include "kiln/cuda.h"
 #include "support/test_helpers.h"
 #include "device_compare.h"
+#include "kiln/gen/api/_cumsum_reverse.h"
+#include "kiln/gen/api/_logcumsumexp_reverse.h"
+#include "kiln/gen/api/abs.h"
+#include "kiln/gen/api/amax.h"
+#include "kiln/gen/api/cross_entropy.h"
+#include "kiln/gen/api/cumprod.h"
+#include "kiln/gen/api/cumsum.h"
+#include "kiln/gen/api/linear.h"
+#include "kiln/gen/api/log_softmax.h"
+#include "kiln/gen/api/logcumsumexp.h"
+#include "kiln/gen/api/nll_loss.h"
 
 using namespace kiln;
 using kiln::testing::close;

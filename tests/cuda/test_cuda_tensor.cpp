@@ -9,6 +9,9 @@
 #include "kiln/cuda.h"
 #include "support/test_helpers.h"
 #include "device_compare.h"
+#include "kiln/gen/api/add.h"
+#include "kiln/gen/api/bernoulli.h"
+#include "kiln/gen/api/normal_.h"
 
 using namespace kiln;
 using testing::expect_values;

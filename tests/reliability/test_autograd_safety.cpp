@@ -3,8 +3,14 @@
 // of outputs that have none (indices, comparisons, integer results).
 #include <doctest/doctest.h>
 #include <functional>
-#include <kiln/kiln.h>
+#include "kiln/core.h"
 #include "test_helpers.h"
+#include "kiln/gen/api/argmax.h"
+#include "kiln/gen/api/cross_entropy.h"
+#include "kiln/gen/api/gt.h"
+#include "kiln/gen/api/matmul.h"
+#include "kiln/gen/api/max.h"
+#include "kiln/gen/api/softmax.h"
 
 using namespace kiln;
 using kiln::testing::error_text;

@@ -1,9 +1,12 @@
 // Memory steadiness: a training loop must not grow. After each step every graph, saved
 // tensor and temporary is freed, so the allocator's live bytes return to the same level.
 #include <doctest/doctest.h>
-#include <kiln/kiln.h>
+#include "kiln/core.h"
 #include <kiln/optim.h>
 #include "test_helpers.h"
+#include "kiln/gen/api/cross_entropy.h"
+#include "kiln/gen/api/linear.h"
+#include "kiln/gen/api/relu.h"
 
 using namespace kiln;
 

@@ -8,7 +8,17 @@
 #include <string>
 #include <tuple>
 #include <vector>
-#include <kiln/kiln.h>
+#include "kiln/core.h"
+#include "kiln/gen/api/_cummaxmin_backward.h"
+#include "kiln/gen/api/argmax.h"
+#include "kiln/gen/api/cummax.h"
+#include "kiln/gen/api/cumsum.h"
+#include "kiln/gen/api/log_softmax.h"
+#include "kiln/gen/api/logcumsumexp.h"
+#include "kiln/gen/api/logsumexp.h"
+#include "kiln/gen/api/softmax.h"
+#include "kiln/gen/api/sum.h"
+#include "kiln/gen/api/var.h"
 
 using namespace kiln;
 

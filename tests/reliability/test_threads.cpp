@@ -6,8 +6,10 @@
 #include <atomic>
 #include <thread>
 #include <vector>
-#include <kiln/kiln.h>
+#include "kiln/core.h"
 #include "test_helpers.h"
+#include "kiln/gen/api/cross_entropy.h"
+#include "kiln/gen/api/linear.h"
 
 using namespace kiln;
 

@@ -3,11 +3,12 @@
 // (a strided slice, a transpose, an expanded row) must give what their contiguous copies give.
 #include <doctest/doctest.h>
 #include <functional>
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "op_catalog.h"
 #include "op_testing.h"
 #include "sample_inputs.h"
 #include "tensor_json.h"
+#include "kiln/gen/api/stack.h"
 
 namespace kiln::testing {
 namespace {

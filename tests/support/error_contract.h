@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 #include <vector>
-#include <kiln/kiln.h>
+#include "kiln/core.h"
 
 namespace kiln::testing {
 

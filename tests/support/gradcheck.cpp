@@ -2,7 +2,7 @@
 #include <cmath>
 #include <sstream>
 #include "kiln/autograd.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "tensor_json.h"
 
 namespace kiln::testing {

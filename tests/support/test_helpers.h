@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 #include <vector>
-#include <kiln/kiln.h>
+#include "kiln/core.h"
 
 namespace kiln::testing {
 

@@ -1,13 +1,12 @@
 #ifndef KILN_RUNTIME_INCLUDE_KILN_OP_SUPPORT_H_
 #define KILN_RUNTIME_INCLUDE_KILN_OP_SUPPORT_H_
 // What the generated entries of composite ops and call-by-name need: kiln/op_entry.h (checks,
-// kernel lookup, autograd glue), the whole public API, the composite functions and the
-// registry's binding. Not part of the public API.
+// kernel lookup, autograd glue), the API without the op functions (kiln/core.h: each entry
+// includes the kiln/gen/api/<op>.h it calls) and the registry's binding. Not part of the public API.
 #include <initializer_list>
 #include <tuple>
 #include "kiln/autograd.h"
-#include "kiln/gen/composite.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 #include "kiln/op_entry.h"
 #include "kiln/value.h"
 
@@ -47,6 +46,11 @@ struct RegistryEntry {
   Value (*out_fn)(const Value* const* bound, const TensorList& out);
   int num_results;  // tensors out_fn writes
   Value (*inplace_fn)(const Value* const* bound);
+};
+// The entries of one registry file (generated/src/registry/<file>.cpp); the table joins them.
+struct RegistryPart {
+  const RegistryEntry* entries;
+  size_t size;
 };
 enum class Variant { Function, Out, Inplace };
 Value call_by_name(const RegistryEntry* entries, size_t n, const std::string& name, const std::vector<Value>& args,

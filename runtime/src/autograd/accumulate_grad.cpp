@@ -1,6 +1,7 @@
 // AccumulateGrad: the sink of a leaf's gradient, and the per-leaf cache of that node.
 #include <mutex>
 #include "internal.h"
+#include "kiln/gen/api/clone.h"
 
 namespace kiln {
 

@@ -1,7 +1,14 @@
 // Backward helpers of nn, pointwise and shape ops (see kiln/autograd/formulas.h). Only
 // differentiable ops touch gradient values, so each helper can itself be differentiated.
 #include "kiln/autograd/formulas.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/abs.h"
+#include "kiln/gen/api/exp.h"
+#include "kiln/gen/api/log.h"
+#include "kiln/gen/api/logical_and.h"
+#include "kiln/gen/api/pow.h"
+#include "kiln/gen/api/sum.h"
+#include "kiln/gen/api/where.h"
 
 namespace kiln {
 

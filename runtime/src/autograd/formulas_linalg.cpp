@@ -1,6 +1,7 @@
 // Gradients of the matrix products (PyTorch's mm_mat1_backward / mm_mat2_backward).
 #include "kiln/autograd/formulas.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/mm.h"
 
 namespace kiln {
 

@@ -3,7 +3,23 @@
 #include <algorithm>
 #include <cmath>
 #include "kiln/autograd/formulas.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/abs.h"
+#include "kiln/gen/api/any.h"
+#include "kiln/gen/api/cat.h"
+#include "kiln/gen/api/exp.h"
+#include "kiln/gen/api/isnan.h"
+#include "kiln/gen/api/logical_and.h"
+#include "kiln/gen/api/logical_not.h"
+#include "kiln/gen/api/logical_or.h"
+#include "kiln/gen/api/masked_fill.h"
+#include "kiln/gen/api/max.h"
+#include "kiln/gen/api/mean.h"
+#include "kiln/gen/api/min.h"
+#include "kiln/gen/api/pow.h"
+#include "kiln/gen/api/sign.h"
+#include "kiln/gen/api/sum.h"
+#include "kiln/gen/api/where.h"
 
 namespace kiln {
 

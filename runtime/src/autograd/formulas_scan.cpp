@@ -1,7 +1,19 @@
 // Backward helpers of scans (see kiln/autograd/formulas.h). Written with differentiable ops
 // only, so each can itself be differentiated.
 #include "kiln/autograd/formulas.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/_cumsum_reverse.h"
+#include "kiln/gen/api/_logcumsumexp_reverse.h"
+#include "kiln/gen/api/abs.h"
+#include "kiln/gen/api/any.h"
+#include "kiln/gen/api/cumprod.h"
+#include "kiln/gen/api/cumsum.h"
+#include "kiln/gen/api/exp.h"
+#include "kiln/gen/api/log.h"
+#include "kiln/gen/api/logcumsumexp.h"
+#include "kiln/gen/api/logical_and.h"
+#include "kiln/gen/api/logical_not.h"
+#include "kiln/gen/api/masked_fill.h"
 
 namespace kiln {
 

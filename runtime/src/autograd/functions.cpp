@@ -1,5 +1,6 @@
 // The small functions generated op stubs call to record history.
 #include "internal.h"
+#include "kiln/gen/api/sum.h"
 
 namespace kiln::autograd {
 

@@ -2,7 +2,7 @@
 #define KILN_RUNTIME_SRC_AUTOGRAD_INTERNAL_H_
 // Autograd state shared between the engine, nodes and Tensor's autograd methods.
 // Private to runtime/src/autograd.
-#include "kiln/kiln.h"
+#include "kiln/core.h"
 
 namespace kiln::autograd::detail {
 

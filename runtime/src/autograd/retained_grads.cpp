@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 #include "internal.h"
+#include "kiln/gen/api/clone.h"
 
 namespace kiln::autograd::detail {
 

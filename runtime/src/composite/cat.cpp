@@ -4,6 +4,7 @@
 #include "kiln/pointwise.h"
 
 #include <vector>
+#include "kiln/gen/api/cat.h"
 
 namespace kiln::composite {
 

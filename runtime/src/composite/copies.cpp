@@ -1,5 +1,7 @@
 // Ops that copy only when they must: contiguous, clone (always), to_dtype.
 #include "kiln/gen/composite.h"
+#include "kiln/gen/api/clone.h"
+#include "kiln/gen/api/contiguous.h"
 
 namespace kiln::composite {
 

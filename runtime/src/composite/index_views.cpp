@@ -2,6 +2,10 @@
 #include "kiln/gen/composite.h"
 
 #include <algorithm>
+#include "kiln/gen/api/diagonal.h"
+#include "kiln/gen/api/narrow.h"
+#include "kiln/gen/api/select.h"
+#include "kiln/gen/api/slice.h"
 
 namespace kiln::composite {
 

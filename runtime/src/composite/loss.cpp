@@ -1,6 +1,15 @@
 // Losses composed of other ops (autograd records the parts): cross_entropy, mse_loss.
 #include "kiln/gen/composite.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/cross_entropy.h"
+#include "kiln/gen/api/log_softmax.h"
+#include "kiln/gen/api/mean.h"
+#include "kiln/gen/api/mse_loss.h"
+#include "kiln/gen/api/ne.h"
+#include "kiln/gen/api/neg.h"
+#include "kiln/gen/api/nll_loss.h"
+#include "kiln/gen/api/sub.h"
+#include "kiln/gen/api/sum.h"
 
 namespace kiln::composite {
 

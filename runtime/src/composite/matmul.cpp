@@ -1,8 +1,17 @@
 // matmul with NumPy semantics, composed only of differentiable kiln ops (dot, mv, mm, bmm,
 // reshape, expand, unsqueeze, squeeze): matmul has no derivative formula, its parts record it.
 #include "kiln/gen/composite.h"
-#include "kiln/gen/ops.h"
+#include "kiln/core.h"
 #include "kiln/pointwise.h"
+#include "kiln/gen/api/bmm.h"
+#include "kiln/gen/api/dot.h"
+#include "kiln/gen/api/expand.h"
+#include "kiln/gen/api/matmul.h"
+#include "kiln/gen/api/mm.h"
+#include "kiln/gen/api/mv.h"
+#include "kiln/gen/api/reshape.h"
+#include "kiln/gen/api/squeeze.h"
+#include "kiln/gen/api/unsqueeze.h"
 
 namespace kiln::composite {
 

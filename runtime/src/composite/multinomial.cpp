@@ -12,6 +12,7 @@
 #include "kiln/op_support.h"
 #include "kiln/random.h"
 #include "random_fill.h"
+#include "kiln/gen/api/multinomial.h"
 
 namespace kiln::composite {
 namespace {

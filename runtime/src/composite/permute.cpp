@@ -2,6 +2,9 @@
 #include "kiln/gen/composite.h"
 
 #include <algorithm>
+#include "kiln/gen/api/permute.h"
+#include "kiln/gen/api/t.h"
+#include "kiln/gen/api/transpose.h"
 
 namespace kiln::composite {
 

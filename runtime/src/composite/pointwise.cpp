@@ -1,6 +1,11 @@
 // Pointwise ops composed of other ops: the default limits of nan_to_num, div's rounding modes.
 #include "kiln/gen/composite.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/_div_trunc.h"
+#include "kiln/gen/api/_nan_to_num.h"
+#include "kiln/gen/api/div.h"
+#include "kiln/gen/api/floor_divide.h"
+#include "kiln/gen/api/nan_to_num.h"
 
 namespace kiln::composite {
 

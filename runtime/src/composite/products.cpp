@@ -1,7 +1,17 @@
 // Products composed of mm, bmm, addmm and matmul (autograd records the parts): mv, dot,
 // baddbmm, linear.
 #include "kiln/gen/composite.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/add.h"
+#include "kiln/gen/api/addmm.h"
+#include "kiln/gen/api/baddbmm.h"
+#include "kiln/gen/api/bmm.h"
+#include "kiln/gen/api/dot.h"
+#include "kiln/gen/api/linear.h"
+#include "kiln/gen/api/matmul.h"
+#include "kiln/gen/api/mm.h"
+#include "kiln/gen/api/mul.h"
+#include "kiln/gen/api/mv.h"
 
 namespace kiln::composite {
 

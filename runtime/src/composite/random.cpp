@@ -16,6 +16,18 @@
 #include "kiln/cuda/device_random.h"
 #include "factory_options.h"
 #include "random_fill.h"
+#include "kiln/gen/api/add.h"
+#include "kiln/gen/api/all.h"
+#include "kiln/gen/api/amax.h"
+#include "kiln/gen/api/amin.h"
+#include "kiln/gen/api/bernoulli.h"
+#include "kiln/gen/api/ge.h"
+#include "kiln/gen/api/le.h"
+#include "kiln/gen/api/logical_and.h"
+#include "kiln/gen/api/mul.h"
+#include "kiln/gen/api/normal.h"
+#include "kiln/gen/api/normal_.h"
+#include "kiln/gen/api/uniform_.h"
 
 namespace kiln::composite {
 namespace {

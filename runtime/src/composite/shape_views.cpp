@@ -2,6 +2,10 @@
 #include "kiln/gen/composite.h"
 
 #include <algorithm>
+#include "kiln/gen/api/expand.h"
+#include "kiln/gen/api/flatten.h"
+#include "kiln/gen/api/squeeze.h"
+#include "kiln/gen/api/unsqueeze.h"
 
 namespace kiln::composite {
 

@@ -1,7 +1,11 @@
 // stack, split and chunk, composed of unsqueeze, cat and narrow (autograd records the parts).
 #include <algorithm>
 #include "kiln/gen/composite.h"
-#include "kiln/kiln.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/cat.h"
+#include "kiln/gen/api/chunk.h"
+#include "kiln/gen/api/split.h"
+#include "kiln/gen/api/stack.h"
 
 namespace kiln::composite {
 

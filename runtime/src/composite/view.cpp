@@ -2,6 +2,8 @@
 #include "kiln/gen/composite.h"
 
 #include <optional>
+#include "kiln/gen/api/reshape.h"
+#include "kiln/gen/api/view.h"
 
 namespace kiln::composite {
 

@@ -1,6 +1,9 @@
 // Gradients of the indexing views: zeros of the input's shape with the gradient written through
 // the same view the forward took.
 #include "kiln/gen/composite.h"
+#include "kiln/gen/api/diagonal_backward.h"
+#include "kiln/gen/api/select_backward.h"
+#include "kiln/gen/api/slice_backward.h"
 
 namespace kiln::composite {
 
