@@ -1,5 +1,6 @@
 """Command line: validate the registry (ops/*.yaml, or one file), then render generated/."""
 import argparse
+import hashlib
 import os
 import sys
 import time
@@ -15,7 +16,17 @@ def run(argv=None):
     parser.add_argument("--root", default=None, help="source tree, to find hand-written kernels (default: the registry's parent folder)")
     parser.add_argument("--check", action="store_true", help="validate only, write nothing")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--stamp", help="after a successful run, write a digest of the inputs here")
+    parser.add_argument("--reuse-stamp", action="store_true",
+                        help="do nothing when --stamp already holds the inputs' digest (the build step, after "
+                             "the configure step generated from the same registry and generator)")
     args = parser.parse_args(argv)
+    digest = _inputs_digest(args) if args.stamp else None
+    if args.reuse_stamp and digest and _read(args.stamp) == digest:
+        os.utime(args.stamp)
+        if not args.quiet:
+            print("kiln codegen: generated/ is current (same registry and generator as its last run)")
+        return 0
     root = args.root or os.path.dirname(os.path.abspath(args.ops))
     start = time.perf_counter()
     sources = os.path.basename(os.path.normpath(args.ops))
@@ -39,7 +50,32 @@ def run(argv=None):
     if args.check:
         return 0
     changed, total = render.render(registry, args.out, sources=sources)
+    if args.stamp:
+        with open(args.stamp, "w", encoding="utf-8") as fh:
+            fh.write(digest)
     if not args.quiet:
         print(f"kiln codegen: {len(registry.ops)} ops, {changed} of {total} files changed "
               f"({time.perf_counter() - start:.2f} s)")
     return 0
+
+
+def _inputs_digest(args):
+    """What a run's output depends on besides the hand-written kernels (which it only checks):
+    the registry files, the generator's own files and the arguments."""
+    h = hashlib.sha256(repr((os.path.abspath(args.ops), os.path.abspath(args.out), args.root)).encode())
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = loader.registry_files(args.ops) + sorted(
+        os.path.join(d, f) for d, _, names in os.walk(here) for f in names if f.endswith((".py", ".j2")))
+    for path in files:
+        h.update(path.encode())
+        with open(path, "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError:
+        return None

@@ -604,7 +604,9 @@ def check_kernels_exist(registry, root, errors):
     for op in registry.ops:
         if op.kind != "kernel" and not op.is_function:
             continue
-        pattern = re.compile(r"[\w>&*:\s]\s*\b" + re.escape(op.body) + r"\s*\([^;{]*\)\s*(const\s*)?\{", re.S)
+        # A definition: the name after a type (a space, >, &, * or ::), its parameters, then {. It
+        # starts with the name itself, so the search skips ahead to each occurrence of the name.
+        pattern = re.compile(r"(?<=[>&*:\s])" + re.escape(op.body) + r"\s*\([^;{]*\)\s*(const\s*)?\{", re.S)
         if not pattern.search(texts[op.kind]):
             if allow_missing:
                 missing.append(op)

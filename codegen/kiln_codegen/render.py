@@ -16,8 +16,11 @@ LINE_RESTORE = "// @kiln-line-restore"
 
 
 def _env():
+    # Compiled templates are cached (keyed by each template's text) in a per-user temporary
+    # folder: compiling the 25 templates is half of a run that changes one expression.
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), trim_blocks=True,
-                              lstrip_blocks=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+                              lstrip_blocks=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                              bytecode_cache=jinja2.FileSystemBytecodeCache())
 
 
 def _enrich(v, views_by_name, sources):
