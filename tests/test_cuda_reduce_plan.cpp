@@ -32,12 +32,20 @@ V warp_tree(std::vector<V> lanes, const Op& op) {
   return lanes[0];
 }
 
-// The kernel's reduction of one row of `len` elements with `threads` threads (group_reduce).
+// The kernel's reduction of one row of `len` elements with `threads` threads: each thread folds
+// its elements into four partials in turn (reduce_kernel's loop, cuda_plan::fold), then
+// group_reduce combines the threads.
 template <typename V, typename Op, typename Load>
 V replay_row(int64_t len, int threads, const Op& op, const Load& load) {
   std::vector<V> partial(size_t(threads), op.init());
-  for (int t = 0; t < threads; ++t)
-    for (int64_t i = t; i < len; i += threads) partial[size_t(t)] = op.combine(partial[size_t(t)], load(i));
+  for (int t = 0; t < threads; ++t) {
+    V acc[4] = {op.init(), op.init(), op.init(), op.init()};
+    int64_t i = t;
+    for (; i + 3 * threads < len; i += 4 * threads)
+      for (int k = 0; k < 4; ++k) acc[k] = fold(op, acc[k], load(i + k * threads));
+    for (; i < len; i += threads) acc[0] = fold(op, acc[0], load(i));
+    partial[size_t(t)] = op.combine(op.combine(acc[0], acc[1]), op.combine(acc[2], acc[3]));
+  }
   const int warps = threads / kWarp;
   std::vector<V> warp_results(size_t(kWarp), op.init());
   for (int w = 0; w < warps; ++w)
@@ -62,6 +70,10 @@ TEST_CASE("reduce_shape: a row group per row, about 4 elements per thread, 256 t
   CHECK(s.rows_per_block == 4);
   CHECK(s.blocks == 2);
   CHECK(reduce_shape(int64_t(1) << 40, 4).blocks == kMaxGridBlocks);  // blocks loop over the rest
+  s = reduce_shape(4096, 4096, kWideAccPerThread);                    // wide accumulators: a warp per row of 4096
+  CHECK(s.threads_per_row == 32);
+  CHECK(s.rows_per_block == 8);
+  CHECK(reduce_shape(4096, 100'000, kWideAccPerThread).threads_per_row == 256);
   CHECK(reduce_shared_bytes(reduce_shape(32, 1000), 4, false) == 8 * 4);
   CHECK(reduce_shared_bytes(reduce_shape(1000, 10), 4, true) == 8 * 12);
 }
@@ -190,6 +202,29 @@ TEST_CASE("split reduction: sum, max and argmax over chunks then partials equal 
   v[200'000] = std::numeric_limits<float>::quiet_NaN();
   CHECK(replay_split_row<ArgPair<float>>(len, sp, ArgOp<float, true>{}, load).index == 200'000);
   CHECK(replay_split_row<ArgPair<float>>(len, sp, ArgOp<float, false>{}, load).index == 200'000);
+}
+
+TEST_CASE("reduce ops: arg max/min's sequential step agrees with combine on later elements") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float values[] = {1.f, 3.f, 3.f, -2.f, nan, 5.f, nan, -7.f};
+  for (size_t start = 0; start < 8; ++start) {
+    ArgPair<float> a{0.f, -1}, c{0.f, -1}, b{0.f, -1}, d{0.f, -1};
+    for (size_t i = start; i < 8; ++i) {
+      const ArgPair<float> x{values[i], int64_t(i)};
+      a = ArgOp<float, true>{}.step(a, x);
+      c = ArgOp<float, true>{}.combine(c, x);
+      b = ArgOp<float, false>{}.step(b, x);
+      d = ArgOp<float, false>{}.combine(d, x);
+      CHECK(a.index == c.index);  // ties keep the first index, the first NaN wins
+      CHECK(b.index == d.index);
+    }
+  }
+  // 3, 3 tie: the first; then the first NaN (index 4) over everything after it
+  ArgPair<float> m{0.f, -1};
+  for (int64_t i = 0; i < 4; ++i) m = ArgOp<float, true>{}.step(m, {values[i], i});
+  CHECK(m.index == 1);
+  for (int64_t i = 4; i < 8; ++i) m = ArgOp<float, true>{}.step(m, {values[i], i});
+  CHECK(m.index == 4);
 }
 
 TEST_CASE("reduce ops: prod and all/any combine like the CPU, in any tree order") {

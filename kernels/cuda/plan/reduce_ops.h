@@ -85,7 +85,26 @@ struct ArgOp {
     if (a.value == b.value) return b.index < a.index ? b : a;
     return (kMax ? b.value > a.value : b.value < a.value) ? b : a;
   }
+  // combine(a, b) where b is a loaded element after every element of a (a thread's own
+  // sequential loop): b wins only when strictly better, or NaN over a number, so ties and later
+  // NaNs keep a. One select instead of combine's chain of branches.
+  KILN_HOST_DEVICE ArgPair<Acc> step(ArgPair<Acc> a, ArgPair<Acc> b) const {
+    const bool better = kMax ? b.value > a.value : b.value < a.value;
+    const bool take = a.index < 0 || better || (is_nan(b.value) && !is_nan(a.value));
+    return take ? b : a;
+  }
 };
+
+// What a thread's own loop folds with: op.step(acc, next) where the op has one (next comes after
+// everything in acc), else op.combine.
+template <typename Op, typename V, typename W>
+KILN_HOST_DEVICE inline auto fold(const Op& op, V acc, W next) -> decltype(op.step(acc, static_cast<V>(next))) {
+  return op.step(acc, static_cast<V>(next));
+}
+template <typename Op, typename V, typename W, typename... NoStep>
+KILN_HOST_DEVICE inline V fold(const Op& op, V acc, W next, NoStep...) {
+  return op.combine(acc, static_cast<V>(next));
+}
 
 }  // namespace kiln::cuda_plan
 #endif  // KILN_KERNELS_CUDA_PLAN_REDUCE_OPS_H_

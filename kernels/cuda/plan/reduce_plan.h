@@ -20,11 +20,15 @@ struct ReduceShape {
   int64_t blocks = 0;           // gridDim.x (grid-stride over row groups)
 };
 
-// Enough threads that each reads about 4 elements of its row, at least one warp, at most 256.
-inline ReduceShape reduce_shape(int64_t rows, int64_t length) {
+// Elements per thread for accumulators wider than 8 bytes (reduce.cuh): one warp per row of 4096.
+inline constexpr int64_t kWideAccPerThread = 128;
+
+// Enough threads that each reads about `per_thread` elements of its row (4 unless said), at
+// least one warp, at most 256.
+inline ReduceShape reduce_shape(int64_t rows, int64_t length, int64_t per_thread = 4) {
   ReduceShape s;
   int t = kWarp;
-  while (t < kReduceBlockThreads && int64_t(t) * 4 < length) t *= 2;
+  while (t < kReduceBlockThreads && int64_t(t) * per_thread < length) t *= 2;
   s.threads_per_row = t;
   s.rows_per_block = kReduceBlockThreads / t;
   const int64_t groups = (rows + s.rows_per_block - 1) / s.rows_per_block;
