@@ -7,24 +7,11 @@
 #include <memory>
 
 #include "cases.h"
+#include "kiln_mlp.h"
 #include "twin.h"
 
 namespace kiln_bench {
 namespace {
-
-struct KilnMlp {
-  std::vector<kiln::Tensor> params;
-  std::unique_ptr<kiln::optim::SGD> opt;
-  kiln::Tensor x, y;
-  void step() {
-    kiln::Tensor h = kiln::linear(x, params[0], params[1]).relu();
-    h = kiln::linear(h, params[2], params[3]).relu();
-    kiln::Tensor loss = kiln::cross_entropy(kiln::linear(h, params[4], params[5]), y);
-    opt->zero_grad(true);
-    loss.backward();
-    opt->step();
-  }
-};
 
 struct TorchMlp {
   std::vector<at::Tensor> params;

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "../kiln_mlp.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -72,20 +74,6 @@ Case mm_case(const std::string& name, int64_t n, kiln::DType dtype, bool tf32) {
             });
           }};
 }
-
-struct Mlp {
-  std::vector<kiln::Tensor> params;
-  std::unique_ptr<kiln::optim::SGD> opt;
-  kiln::Tensor x, y;
-  void step() {
-    kiln::Tensor h = kiln::linear(x, params[0], params[1]).relu();
-    h = kiln::linear(h, params[2], params[3]).relu();
-    kiln::Tensor loss = kiln::cross_entropy(kiln::linear(h, params[4], params[5]), y);
-    opt->zero_grad(true);
-    loss.backward();
-    opt->step();
-  }
-};
 
 std::vector<Case> cases() {
   std::vector<Case> c;
@@ -155,7 +143,7 @@ std::vector<Case> cases() {
                  return std::function<void()>([a, b] { kiln::Tensor r = kiln::bmm(a, b); });
                }});
   c.push_back({"MLP training step 784-256-256-10, batch 128", 0, 0, [] {
-                 auto m = std::make_shared<Mlp>();
+                 auto m = std::make_shared<kiln_bench::KilnMlp>();
                  const int64_t dims[] = {784, 256, 256, 10};
                  for (int l = 0; l < 3; ++l) {
                    double scale = 1.0 / std::sqrt(double(dims[l]));

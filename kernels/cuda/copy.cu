@@ -65,6 +65,10 @@ void host_to_device(const TensorBase& dst, const TensorBase& src, bool non_block
     // One value (a CPU scalar joining a CUDA op, x * 2): converted on the host, then written by
     // a fill kernel that carries it as a parameter. No transfer and no synchronize, so it is
     // asynchronous and can be captured into a CUDA graph (which keeps the value, as PyTorch does).
+    if (src.dtype() == dst.dtype()) {
+      fill_(dst, src.item());
+      return;
+    }
     TensorBase value = kiln::detail::empty_dense(src.sizes(), dst.dtype());
     value.copy_(src);
     fill_(dst, value.item());
