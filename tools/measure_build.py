@@ -209,9 +209,13 @@ def main():
             result["cuda_kernels_s"] = timed(["cmake", "--build", str(cuda_build), "-j", str(args.jobs), "--target",
                                               "kiln_cuda_kernels"], cuda_src)
             objects = [(t, s) for t, s in ninja_entries(cuda_build) if t.endswith(".o")]
-            pointwise = [s for t, s in objects if "generated/src/cuda/" in t and t.endswith(".cu.o")]
-            result["cuda_pointwise_ops"] = len(pointwise)
-            result["cuda_s_per_pointwise_op"] = statistics.mean(pointwise) if pointwise else 0.0
+            # the pointwise kernels come a few ops per file (generated/src/cuda/pointwise_<NN>.cu)
+            batches = [s for t, s in objects if "generated/src/cuda/pointwise_" in t and t.endswith(".cu.o")]
+            ops = sum(p.read_text().count("_elementwise(const ElementwiseArgs& args) {")
+                      for p in (cuda_src / "generated" / "src" / "cuda").glob("pointwise_*.cu"))
+            result["cuda_pointwise_ops"] = ops
+            result["cuda_pointwise_files"] = len(batches)
+            result["cuda_s_per_pointwise_op"] = sum(batches) / ops if ops else 0.0
             result["cuda_share"] = result["cuda_kernels_s"] / (result["cuda_kernels_s"] + result["clean_build_s"])
             print(f"CUDA kernels of a clean build: {result['cuda_kernels_s']:.1f} s "
                   f"({100 * result['cuda_share']:.0f}% of a clean CUDA build), nvcc "

@@ -2,6 +2,7 @@
 import json
 import os
 import re
+import zlib
 
 import jinja2
 
@@ -231,12 +232,21 @@ def render(registry, out_dir, sources=None):
         (entry_sources if v.over_base else core_sources).append(rel)
         if v.op.kind == "pointwise":
             w.write(f"{inc}/pointwise/{v.cname}.h", functor_tpl.render(v=v))
-            for backend, ext, target in (("cpu", "cpp", cpu_sources), ("cuda", "cu", cuda_sources)):
-                if backend in v.op.backends:
-                    rel = f"src/{backend}/{v.cname}.{ext}"
-                    w.write(rel, pw_tpl[backend].render(v=v))
-                    target.append(rel)
+            if "cpu" in v.op.backends:
+                rel = f"src/cpu/{v.cname}.cpp"
+                w.write(rel, pw_tpl["cpu"].render(v=v))
+                cpu_sources.append(rel)
     cuda_pointwise = [v for v in views if v.op.kind == "pointwise" and "cuda" in v.op.backends]
+    # The CUDA kernels of pointwise ops, a few per file: nvcc's fixed cost per file (the host
+    # compile of the CUDA runtime headers, about half of a one-op file) is paid once per batch.
+    # An op's batch follows from its name alone, so adding an op recompiles one batch.
+    batches = {}
+    for v in cuda_pointwise:
+        batches.setdefault(cuda_batch(v.cname), []).append(v)
+    for batch in sorted(batches):
+        rel = f"src/cuda/pointwise_{batch:02d}.cu"
+        w.write(rel, pw_tpl["cuda"].render(ops=sorted(batches[batch], key=lambda v: v.cname)))
+        cuda_sources.append(rel)
     w.write("src/cuda/cuda_elementwise.h", env.get_template("cuda_elementwise.h.j2").render(ops=cuda_pointwise))
     w.write("src/cuda/pointwise_entries.cpp", env.get_template("cuda_pointwise_entries.cpp.j2").render(ops=cuda_pointwise))
     cuda_sources.append("src/cuda/pointwise_entries.cpp")
@@ -286,6 +296,15 @@ def render(registry, out_dir, sources=None):
     w.write("sources.cmake", "\n".join(cmake) + "\n")
     w.remove_stale()
     return w.changed, len(w.written)
+
+
+CUDA_BATCHES = 24
+
+
+def cuda_batch(cname):
+    """The generated CUDA file (src/cuda/pointwise_<batch>.cu) that holds a pointwise op's kernels:
+    a stable hash of its name, so that no other op moves when one is added."""
+    return zlib.crc32(cname.encode()) % CUDA_BATCHES
 
 
 def _registry_part(op, sources):

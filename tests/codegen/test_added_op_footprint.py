@@ -2,6 +2,7 @@
 default variants) must leave every header that kiln's sources share unchanged, so that it
 recompiles only its own entry and kernel and its registry file's call-by-name and test parts."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,7 +29,7 @@ SHARED = ["include/kiln/gen/tensor_methods.h", "include/kiln/gen/tensor_methods_
 # What a function-only pointwise op in ops/pointwise_unary.yaml may change or add.
 ALLOWED = {"include/kiln/gen/ops.h", "include/kiln/gen/api/footprint_probe.h", "include/kiln/gen/ops/footprint_probe.h",
            "include/kiln/gen/pointwise/footprint_probe.h", "src/ops/footprint_probe.cpp", "src/cpu/footprint_probe.cpp",
-           "src/cuda/footprint_probe.cu", "src/cuda/pointwise_entries.cpp", "src/cuda/cuda_elementwise.h",
+           "src/cuda/pointwise_entries.cpp", "src/cuda/cuda_elementwise.h",
            "src/registry/pointwise_unary.cpp", "tests/op_tests/pointwise_unary.cpp",
            "tests/cuda_op_tests/pointwise_unary.cpp", "sources.cmake", "op_samples.json", "coverage_declared.json"}
 
@@ -68,7 +69,10 @@ class AddedOpFootprint(unittest.TestCase):
 
     def test_function_op_changes_only_its_own_files(self):
         changed = self.changed_by(FUNCTION_OP)
-        self.assertEqual(sorted(changed - ALLOWED), [])
+        # its CUDA kernel joins one batch of a few ops (src/cuda/pointwise_<NN>.cu)
+        batches = {f for f in changed if re.fullmatch(r"src/cuda/pointwise_\d+\.cu", f)}
+        self.assertEqual(len(batches), 1, batches)
+        self.assertEqual(sorted(changed - ALLOWED - batches), [])
         for f in SHARED:
             self.assertNotIn(f, changed)
         self.assertIn("include/kiln/gen/api/footprint_probe.h", changed)
