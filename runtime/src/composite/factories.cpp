@@ -9,6 +9,7 @@
 #include "core/pooled.h"
 #include "factory_options.h"
 #include "kiln/op_support.h"
+#include "kiln/gen/composite.h"
 
 namespace kiln::composite {
 namespace {

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <vector>
 #include "kiln/op_support.h"
+#include "kiln/gen/composite.h"
 #include "kiln/random.h"
 #include "random_fill.h"
 #include "kiln/gen/api/multinomial.h"

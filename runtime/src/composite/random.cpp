@@ -12,6 +12,7 @@
 #include "kiln/autograd.h"
 #include "kiln/cuda.h"
 #include "kiln/op_support.h"
+#include "kiln/gen/composite.h"
 #include "kiln/random.h"
 #include "kiln/cuda/device_random.h"
 #include "factory_options.h"
