@@ -78,6 +78,19 @@ class AddedOpFootprint(unittest.TestCase):
         self.assertIn("include/kiln/gen/api/footprint_probe.h", changed)
         self.assertIn("src/registry/pointwise_unary.cpp", changed)
 
+    def test_stamp_skips_a_run_on_the_same_inputs(self):
+        stamp = os.path.join(self.tmp.name, "codegen.stamp")
+        run = [sys.executable, GEN, "--ops", self.ops, "--root", ROOT, "--out", self.out, "--stamp", stamp]
+        first = subprocess.run(run, capture_output=True, text=True)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        again = subprocess.run(run + ["--reuse-stamp"], capture_output=True, text=True)
+        self.assertIn("generated/ is current", again.stdout)
+        with open(os.path.join(self.ops, "pointwise_unary.yaml"), "a", encoding="utf-8") as f:
+            f.write(FUNCTION_OP)
+        edited = subprocess.run(run + ["--reuse-stamp"], capture_output=True, text=True)
+        self.assertNotIn("generated/ is current", edited.stdout)
+        self.assertTrue(os.path.exists(os.path.join(self.out, "include", "kiln", "gen", "api", "footprint_probe.h")))
+
     def test_method_op_changes_tensor(self):
         changed = self.changed_by(METHOD_OP)
         self.assertIn("include/kiln/gen/tensor_methods.h", changed)
