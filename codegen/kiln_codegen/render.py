@@ -18,10 +18,15 @@ LINE_RESTORE = "// @kiln-line-restore"
 
 def _env():
     # Compiled templates are cached (keyed by each template's text) in a per-user temporary
-    # folder: compiling the 25 templates is half of a run that changes one expression.
+    # folder: compiling the 25 templates is half of a run that changes one expression. Without a
+    # usable temporary folder they are compiled each run.
+    try:
+        cache = jinja2.FileSystemBytecodeCache()
+    except (OSError, RuntimeError):
+        cache = None
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), trim_blocks=True,
                               lstrip_blocks=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
-                              bytecode_cache=jinja2.FileSystemBytecodeCache())
+                              bytecode_cache=cache)
 
 
 def _enrich(v, views_by_name, sources):
