@@ -6,23 +6,6 @@
 #include <cstdio>
 #include <string>
 #include "kiln/common/math.h"
-#include "kiln/gen/api/cos.h"
-#include "kiln/gen/api/cosh.h"
-#include "kiln/gen/api/exp.h"
-#include "kiln/gen/api/isfinite.h"
-#include "kiln/gen/api/isinf.h"
-#include "kiln/gen/api/isnan.h"
-#include "kiln/gen/api/lerp.h"
-#include "kiln/gen/api/log.h"
-#include "kiln/gen/api/pow.h"
-#include "kiln/gen/api/reciprocal.h"
-#include "kiln/gen/api/sigmoid.h"
-#include "kiln/gen/api/silu.h"
-#include "kiln/gen/api/sin.h"
-#include "kiln/gen/api/sinh.h"
-#include "kiln/gen/api/sqrt.h"
-#include "kiln/gen/api/tan.h"
-#include "kiln/gen/api/tanh.h"
 
 namespace kiln::mathtest {
 namespace {

@@ -5,18 +5,6 @@
 #include <limits>
 #include <string>
 #include "kiln/common/math.h"
-#include "kiln/gen/api/abs.h"
-#include "kiln/gen/api/bitwise_and.h"
-#include "kiln/gen/api/bitwise_not.h"
-#include "kiln/gen/api/bitwise_or.h"
-#include "kiln/gen/api/bitwise_xor.h"
-#include "kiln/gen/api/clamp.h"
-#include "kiln/gen/api/fmod.h"
-#include "kiln/gen/api/maximum.h"
-#include "kiln/gen/api/minimum.h"
-#include "kiln/gen/api/pow.h"
-#include "kiln/gen/api/relu.h"
-#include "kiln/gen/api/sign.h"
 
 namespace kiln::mathtest {
 namespace {
