@@ -143,9 +143,23 @@ void for_each_reduced_run(const ReduceLoops& p, int64_t r0, int64_t r1, F&& fn) 
 
 // Accumulates outputs [o0, o1) over reduction indices [r0, r1); sink(i, out_off, acc) receives
 // each result (i counts from 0 within the range).
-template <typename R, typename Sink>
-void compute_range(const ReduceLoops& p, const typename R::in_t* in, const R& red, bool vertical, int64_t o0,
-                   int64_t o1, int64_t r0, int64_t r1, Sink&& sink) {
+// Where compute_range's results go: one call per output, so an indirect call costs nothing
+// measurable, and compute_range is compiled once per reducer instead of once per caller.
+template <typename Acc>
+struct ResultSink {
+  void* ctx;
+  void (*fn)(void* ctx, int64_t i, int64_t out_off, const Acc& acc);
+  void operator()(int64_t i, int64_t out_off, const Acc& acc) const { fn(ctx, i, out_off, acc); }
+};
+template <typename Acc, typename F>
+ResultSink<Acc> make_sink(F& f) {
+  return {&f, [](void* ctx, int64_t i, int64_t out_off, const Acc& acc) { (*static_cast<F*>(ctx))(i, out_off, acc); }};
+}
+
+template <typename R>
+__attribute__((noinline)) void compute_range(const ReduceLoops& p, const typename R::in_t* in, const R& red,
+                                             bool vertical, int64_t o0, int64_t o1, int64_t r0, int64_t r1,
+                                             ResultSink<typename R::acc_t> sink) {
   using acc_t = typename R::acc_t;
   using in_t = typename R::in_t;
   KeptCursor cur(p, o0);
@@ -229,8 +243,8 @@ void run_reduce(const ReduceLoops& p, const typename R::in_t* in, const R& red) 
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t t = 0; t < ntasks; ++t) {
       const std::pair<int64_t, int64_t> range = task_range(t);
-      compute_range(p, in, red, vertical, range.first, range.second, 0, N,
-                    [&](int64_t, int64_t out_off, const acc_t& a) { red.write(out_off, a); });
+      auto write = [&](int64_t, int64_t out_off, const acc_t& a) { red.write(out_off, a); };
+      compute_range(p, in, red, vertical, range.first, range.second, 0, N, make_sink<acc_t>(write));
     }
     return;
   }
@@ -244,10 +258,11 @@ void run_reduce(const ReduceLoops& p, const typename R::in_t* in, const R& red) 
     for (int64_t t = 0; t < ntasks; ++t) {
       const std::pair<int64_t, int64_t> range = task_range(t);
       const int64_t o0 = range.first, r0 = c * chunk, r1 = std::min(N, r0 + chunk);
-      compute_range(p, in, red, vertical, o0, range.second, r0, r1, [&](int64_t i, int64_t out_off, const acc_t& a) {
+      auto keep = [&](int64_t i, int64_t out_off, const acc_t& a) {
         partial[size_t(c * O + o0 + i)] = a;
         if (c == 0) out_offs[size_t(o0 + i)] = out_off;
-      });
+      };
+      compute_range(p, in, red, vertical, o0, range.second, r0, r1, make_sink<acc_t>(keep));
     }
   }
   for (int64_t o = 0; o < O; ++o) {

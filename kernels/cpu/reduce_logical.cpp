@@ -10,11 +10,12 @@
 namespace kiln::cpu {
 namespace {
 
-template <typename T, typename Out, bool kAll>
+// Writes 0 or 1 as a byte: the result's bool or uint8 alike, one instantiation for both.
+template <typename T, bool kAll>
 struct LogicalReducer {
   using in_t = T;
   using acc_t = bool;
-  Out* out;
+  uint8_t* out;
   acc_t init(int64_t) const { return kAll; }
   acc_t identity(const acc_t&) const { return kAll; }
   KILN_INLINE void step(acc_t& a, T x, int64_t) const {
@@ -26,7 +27,7 @@ struct LogicalReducer {
     if constexpr (kAll) a = a & b;
     else a = a | b;
   }
-  void write(int64_t o, const acc_t& a) const { out[o] = Out(a); }
+  void write(int64_t o, const acc_t& a) const { out[o] = uint8_t(a); }
 };
 
 template <bool kAll>
@@ -34,14 +35,8 @@ void logical(const meta::ReducePlan& plan, const TensorBase& out, const TensorBa
   ReduceLoops loops = make_reduce_loops(self, plan);
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    const T* src = static_cast<const T*>(self.data_ptr());
-    if (plan.dtype == DType::UInt8) {
-      LogicalReducer<T, uint8_t, kAll> red{static_cast<uint8_t*>(out.data_ptr())};
-      run_reduce(loops, src, red);
-    } else {
-      LogicalReducer<T, bool, kAll> red{static_cast<bool*>(out.data_ptr())};
-      run_reduce(loops, src, red);
-    }
+    LogicalReducer<T, kAll> red{static_cast<uint8_t*>(out.data_ptr())};
+    run_reduce(loops, static_cast<const T*>(self.data_ptr()), red);
   });
 }
 

@@ -10,18 +10,13 @@ namespace kiln::cpu {
 
 void nansum(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   ReduceLoops loops = make_reduce_loops(self, plan);
+  const bool widened = plan.dtype != self.dtype();  // integers accumulate into int64
+  KILN_CHECK(!widened || (plan.dtype == DType::Int64 && is_integral(self.dtype(), true)), InternalError, "nansum",
+             "dtype", "unexpected result dtype ", dtype_name(plan.dtype));
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    const T* src = static_cast<const T*>(self.data_ptr());
-    if (plan.dtype == self.dtype()) {
-      SumReducer<T, T, false, true> red{static_cast<T*>(out.data_ptr())};
-      run_reduce(loops, src, red);
-    } else if constexpr (is_integral(dtype_of<T>, true)) {  // integers accumulate into int64
-      SumReducer<T, int64_t, false, true> red{static_cast<int64_t*>(out.data_ptr())};
-      run_reduce(loops, src, red);
-    } else {
-      KILN_FAIL(InternalError, "nansum", "dtype", "unexpected result dtype ", dtype_name(plan.dtype));
-    }
+    SumReducer<T, true> red{SumResult<T>{out.data_ptr(), widened}};
+    run_reduce(loops, static_cast<const T*>(self.data_ptr()), red);
   });
 }
 
@@ -35,7 +30,7 @@ void nanmean(const meta::ReducePlan& plan, const TensorBase& out, const TensorBa
       CountReducer<T, IsNotNaN, double> count{counts.data()};
       run_reduce(loops, src, count);
       T* y = static_cast<T*>(out.data_ptr());
-      SumReducer<T, T, false, true> sum{y};
+      SumReducer<T, true> sum{SumResult<T>{y}};
       run_reduce(loops, src, sum);
       using M = opmath_t<T>;  // the rounded sum divided in T's compute type, as mean
       for (int64_t o = 0; o < loops.out_numel; ++o) y[o] = T(M(y[o]) / M(counts[size_t(o)]));

@@ -10,50 +10,41 @@
 namespace kiln::cpu {
 namespace {
 
-// Runs Reducer<T, Out> over `in` into `out`. Out is T, or int64 for the integer promotion of
-// sum/prod.
-template <template <typename, typename> class Reducer, typename Configure>
-void reduce_to(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& in, Configure&& configure) {
+// Runs Reducer<T> over `in` into `out`: T, or int64 for the integer promotion of sum/prod.
+template <template <typename> class Reducer>
+void reduce_to(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& in, bool mean = false) {
   ReduceLoops loops = make_reduce_loops(in, plan);
+  const bool widened = plan.dtype != in.dtype();
+  KILN_CHECK(!widened || (plan.dtype == DType::Int64 && is_integral(in.dtype(), true)), InternalError, "reduce",
+             "dtype", "unexpected result dtype ", dtype_name(plan.dtype));
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    const T* src = static_cast<const T*>(in.data_ptr());
-    if (plan.dtype == in.dtype()) {
-      Reducer<T, T> red{static_cast<T*>(out.data_ptr())};
-      configure(red);
-      run_reduce(loops, src, red);
-    } else if constexpr (is_integral(dtype_of<T>, true)) {
-      Reducer<T, int64_t> red{static_cast<int64_t*>(out.data_ptr())};
-      configure(red);
-      run_reduce(loops, src, red);
-    } else {
-      KILN_FAIL(InternalError, "reduce", "dtype", "unexpected result dtype ", dtype_name(plan.dtype));
-    }
+    Reducer<T> red{SumResult<T>{out.data_ptr(), widened, mean, plan.reduced_numel}};
+    run_reduce(loops, static_cast<const T*>(in.data_ptr()), red);
   });
 }
 
-template <typename T, typename Out> using Sum = SumReducer<T, Out, false>;
-template <typename T, typename Out> using Mean = SumReducer<T, Out, true>;
-template <typename T, typename Out> using Prod = ProdReducer<T, Out>;
-constexpr auto no_config = [](auto&) {};
+template <typename T>
+using Sum = SumReducer<T>;
+template <typename T>
+using Prod = ProdReducer<T>;
 
 }  // namespace
 
 void sum(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
-  reduce_to<Sum>(plan, out, self, no_config);
+  reduce_to<Sum>(plan, out, self);
 }
 
 void mean(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
-  const int64_t count = plan.reduced_numel;
-  reduce_to<Mean>(plan, out, self, [count](auto& red) { red.count = count; });
+  reduce_to<Sum>(plan, out, self, /*mean=*/true);
 }
 
 void prod(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
-  reduce_to<Prod>(plan, out, self, no_config);
+  reduce_to<Prod>(plan, out, self);
 }
 
 void prod_dim(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
-  reduce_to<Prod>(plan, out, self, no_config);
+  reduce_to<Prod>(plan, out, self);
 }
 
 }  // namespace kiln::cpu

@@ -17,14 +17,39 @@ using sum_acc_t = std::conditional_t<
     is_complex_v<T>, complex<double>,
     std::conditional_t<std::is_floating_point_v<T>, double, std::conditional_t<is_reduced_float_v<T>, float, uint64_t>>>;
 
-// Sum into Out; kMean divides by `count` the way PyTorch's mean does (sum rounded to Out, then
-// divided in Out's compute type); kSkipNaN adds NaNs as zeros (nansum).
-template <typename T, typename Out, bool kMean = false, bool kSkipNaN = false>
+// Where a sum or product is written: the input's dtype T, or int64 for the integer promotion of
+// sum/prod (`widened`: bool and integer inputs); `mean` divides the rounded sum by `count` in T's
+// compute type, as PyTorch's mean does (an empty mean: 0 / 0). A branch per output instead of a copy of the
+// reduction loops per result type and per sum/mean.
+template <typename T>
+struct SumResult {
+  void* data;
+  bool widened = false;
+  bool mean = false;
+  int64_t count = 0;
+  template <typename Acc>
+  KILN_INLINE void store(int64_t o, const Acc& a) const {
+    if constexpr (is_integral(dtype_of<T>, true)) {
+      if (widened) {
+        static_cast<int64_t*>(data)[o] = convert<int64_t>(a);
+        return;
+      }
+    }
+    T v = convert<T>(a);
+    if (mean) {
+      using M = opmath_t<T>;
+      v = T(M(v) / M(count));
+    }
+    static_cast<T*>(data)[o] = v;
+  }
+};
+
+// Sum; kSkipNaN adds NaNs as zeros (nansum).
+template <typename T, bool kSkipNaN = false>
 struct SumReducer {
   using in_t = T;
   using acc_t = sum_acc_t<T>;
-  Out* out;
-  int64_t count = 0;
+  SumResult<T> out;
   acc_t init(int64_t) const { return acc_t(0); }
   acc_t identity(const acc_t&) const { return acc_t(0); }
   KILN_INLINE void step(acc_t& a, T x, int64_t) const {
@@ -33,27 +58,20 @@ struct SumReducer {
   }
   void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
   void merge(acc_t& a, const acc_t& b) const { a += b; }
-  void write(int64_t o, const acc_t& a) const {
-    Out v = convert<Out>(a);
-    if constexpr (kMean) {
-      using M = opmath_t<Out>;
-      v = Out(M(v) / M(count));
-    }
-    out[o] = v;
-  }
+  void write(int64_t o, const acc_t& a) const { out.store(o, a); }
 };
 
-template <typename T, typename Out>
+template <typename T>
 struct ProdReducer {
   using in_t = T;
   using acc_t = sum_acc_t<T>;
-  Out* out;
+  SumResult<T> out;
   acc_t init(int64_t) const { return acc_t(1); }
   acc_t identity(const acc_t&) const { return acc_t(1); }
   KILN_INLINE void step(acc_t& a, T x, int64_t) const { a *= convert<acc_t>(x); }
   void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const { run_by_lanes(*this, a, p, n, s, r); }
   void merge(acc_t& a, const acc_t& b) const { a *= b; }
-  void write(int64_t o, const acc_t& a) const { out[o] = convert<Out>(a); }
+  void write(int64_t o, const acc_t& a) const { out.store(o, a); }
 };
 
 // max/min with NaN propagation (any NaN makes the result NaN). Real types only.

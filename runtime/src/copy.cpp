@@ -1,6 +1,7 @@
 // copy_ and fill_: the two in-place writes every other op builds on.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include "kiln/common/convert.h"
 #include "kiln/cuda/device_copy.h"
 #include "kiln/cpu/loops.h"
@@ -32,7 +33,49 @@ DimVector broadcast_strides(const TensorBase& src, IntArrayRef shape) {
 // broadcast one stores each value once per run, a dense one vectorizes.
 template <typename D, typename S>
 void copy_loop(const StridedGeometry& g) {
-  cpu::strided_loop<D, S>(g, [](S v) { return detail::convert<D>(v); }, /*memory_bound=*/true);
+  cpu::conversion_loop<D, S>(g, [](S v) { return detail::convert<D>(v); });
+}
+
+// A loop per dtype pair would be 13 x 13 instantiations of the strided loop (a minute of
+// compile time for this file alone). Same-dtype copies move bits by element size, and a loop
+// exists for each pair with one side a pivot dtype; the remaining pairs (int32 -> float16,
+// uint8 -> int8, complex64 -> bfloat16 ...) convert through one pivot in two passes, which is
+// exact: their source converts to the pivot without rounding, so the one rounding left is the
+// pivot's conversion to the destination, the same as the direct cast's.
+constexpr bool is_pivot(DType t) {
+  return t == DType::Int64 || t == DType::Float32 || t == DType::Float64 || t == DType::Complex128;
+}
+DType pivot_for(DType a, DType b) {
+  if (is_complex(a) || is_complex(b)) return DType::Complex128;
+  if (is_floating(a) || is_floating(b)) return DType::Float64;
+  return DType::Int64;
+}
+template <size_t N>
+struct Bits {
+  alignas(N) unsigned char b[N];
+};
+template <typename T>
+using BitsOf =
+    std::conditional_t<sizeof(T) == 1, uint8_t,
+                       std::conditional_t<sizeof(T) == 2, uint16_t,
+                                          std::conditional_t<sizeof(T) == 4, uint32_t,
+                                                             std::conditional_t<sizeof(T) == 8, uint64_t, Bits<16>>>>>;
+
+void copy_strided(const StridedGeometry& g, DType dst, DType src) {
+  visit_dtype(dst, [&](auto dzero) {
+    using D = decltype(dzero);
+    visit_dtype(src, [&](auto szero) {
+      using S = decltype(szero);
+      if constexpr (std::is_same_v<D, S>) {
+        copy_loop<BitsOf<D>, BitsOf<D>>(g);
+      } else if constexpr (is_pivot(dtype_of<D>) || is_pivot(dtype_of<S>)) {
+        copy_loop<D, S>(g);
+      } else {
+        KILN_FAIL(InternalError, "copy_", "src", "no loop from ", dtype_name(dtype_of<S>), " to ",
+                  dtype_name(dtype_of<D>), " (copy_ goes through a pivot dtype)");
+      }
+    });
+  });
 }
 
 }  // namespace
@@ -72,14 +115,17 @@ const TensorBase& TensorBase::copy_(const TensorBase& src, bool non_blocking) co
     return *this;
   }
 
+  if (dtype() != src.dtype() && !is_pivot(dtype()) && !is_pivot(src.dtype())) {
+    TensorBase pivot = detail::empty_dense(sizes(), pivot_for(dtype(), src.dtype()));
+    pivot.copy_(src);
+    return copy_(pivot);
+  }
+
   IntArrayRef st[2] = {strides(), src_strides};
   const int64_t elem[2] = {int64_t(element_size()), int64_t(src.element_size())};
   char* bases[2] = {static_cast<char*>(data_ptr()), static_cast<char*>(src.data_ptr())};
   StridedGeometry g = make_geometry(sizes(), 2, st, elem, bases);
-  visit_dtype(dtype(), [&](auto dzero) {
-    using D = decltype(dzero);
-    visit_dtype(src.dtype(), [&](auto szero) { copy_loop<D, decltype(szero)>(g); });
-  });
+  copy_strided(g, dtype(), src.dtype());
   return *this;
 }
 

@@ -75,52 +75,27 @@ inline bool wants_tiles(const StridedGeometry& g, int n) {
 inline constexpr int64_t kTileCols = 16;
 inline constexpr int64_t kTileRows = 256;
 
-// Copies a rows x cols block whose elements are `stride_c` bytes apart along a row and
-// `stride_r` apart down a column into dst (row-major, kTileCols elements per row), walking each
-// column so the source is read along its contiguous direction.
-template <typename E>
-void gather_tile(char* dst, const char* src, int64_t rows, int64_t cols, int64_t stride_r, int64_t stride_c) {
-  E* d = reinterpret_cast<E*>(dst);
-  for (int64_t c = 0; c < cols; ++c)
-    for (int64_t r = 0; r < rows; ++r)
-      d[r * kTileCols + c] = *reinterpret_cast<const E*>(src + r * stride_r + c * stride_c);
-}
-inline void gather_tile_bytes(size_t elem, char* dst, const char* src, int64_t rows, int64_t cols, int64_t sr,
-                              int64_t sc) {
-  struct alignas(16) E16 { char b[16]; };
-  switch (elem) {
-    case 1: gather_tile<uint8_t>(dst, src, rows, cols, sr, sc); break;
-    case 2: gather_tile<uint16_t>(dst, src, rows, cols, sr, sc); break;
-    case 4: gather_tile<uint32_t>(dst, src, rows, cols, sr, sc); break;
-    case 8: gather_tile<uint64_t>(dst, src, rows, cols, sr, sc); break;
-    default: gather_tile<E16>(dst, src, rows, cols, sr, sc); break;
-  }
-}
+// Copies a rows x cols block whose elements are `sc` bytes apart along a row and `sr` apart
+// down a column into dst (row-major, kTileCols elements of `elem` bytes per row), walking each
+// column so the source is read along its contiguous direction. Out of line (cpu_tiles.cpp):
+// it depends on the element size only, not on any op or dtype.
+void gather_tile_bytes(size_t elem, char* dst, const char* src, int64_t rows, int64_t cols, int64_t sr, int64_t sc);
 
 // The one tiling scheme for transposed operands: a grid of tile0 x tile1 tiles over dims 0 and 1
 // (dims 2.. are outer loops), split over the threads by the grain. fn(p, rows, cols) gets each
-// tile's operand pointers at its corner, `cols` elements along dim 0 by `rows` along dim 1.
+// tile's operand pointers at its corner, `cols` elements along dim 0 by `rows` along dim 1. The
+// grid walk is compiled once (cpu_tiles.cpp) and calls the tile body through a pointer: one
+// indirect call per tile of thousands of elements, against a copy of the walk per op and dtype.
+struct TileBody {
+  const void* fn;
+  void (*call)(const void* fn, char** p, int64_t rows, int64_t cols);
+};
+void visit_tiles(const StridedGeometry& g, int n, int64_t tile0, int64_t tile1, TileBody body);
 template <typename Fn>
-void for_each_tile(const StridedGeometry& g, int n, int64_t tile0, int64_t tile1, Fn&& fn) {
-  const int64_t s0 = g.sizes[0], s1 = g.sizes[1];
-  const int64_t t0 = (s0 + tile0 - 1) / tile0, t1 = (s1 + tile1 - 1) / tile1;
-  const int64_t ntiles = g.numel / (s0 * s1) * t0 * t1;
-  auto tile = [&](int64_t t) {
-    int64_t j = t % t0, i = (t / t0) % t1, rem = t / (t0 * t1);
-    char* p[5] = {};
-    for (int k = 0; k < n; ++k) p[k] = g.base[k];
-    for (int d = 2; d < g.ndim; ++d) {
-      int64_t idx = rem % g.sizes[d];
-      rem /= g.sizes[d];
-      for (int k = 0; k < n; ++k) p[k] += idx * g.strides[k][d];
-    }
-    const int64_t j0 = j * tile0, i0 = i * tile1;
-    for (int k = 0; k < n; ++k) p[k] += i0 * g.strides[k][1] + j0 * g.strides[k][0];
-    fn(p, std::min(tile1, s1 - i0), std::min(tile0, s0 - j0));
-  };
-  kiln::detail::parallel_items(ntiles, g.numel / ntiles, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) tile(t);
-  });
+void for_each_tile(const StridedGeometry& g, int n, int64_t tile0, int64_t tile1, const Fn& fn) {
+  visit_tiles(g, n, tile0, tile1, TileBody{&fn, [](const void* f, char** p, int64_t rows, int64_t cols) {
+                                             (*static_cast<const Fn*>(f))(p, rows, cols);
+                                           }});
 }
 
 // Calls body(ptrs, strides_bytes, count) for each row (dim 1) of each tile. Inputs that run
@@ -177,33 +152,36 @@ KILN_INLINE void run_strided(char** p, const int64_t* s, int64_t count, const F&
     *reinterpret_cast<out_t*>(p[0] + i * s[0]) = out_t(f(*reinterpret_cast<const in_t*>(p[I + 1] + i * s[I + 1])...));
 }
 // Restrict-qualified parameters (not tuple members, where the qualifier is lost) let the
-// compiler vectorize without alias checks. An in-place op passes out == an input: every element
+// compiler vectorize without alias checks. The functor comes by value: its fields (gelu's
+// `approximate`) are then locals no store can change, so branches on them leave the loop
+// (through a reference, gelu stayed scalar: 14x slower). An in-place op passes out == an input: every element
 // is read before it is written at the same index, which this loop preserves.
 template <typename out_t, typename... in_t, typename F>
 // `omp simd` vectorizes even where -O2's cost model would not, and calls libmvec's vector math.
-KILN_INLINE void run_dense(out_t* __restrict__ o, int64_t count, const F& f, const in_t* __restrict__... in) {
+KILN_INLINE void run_dense(out_t* __restrict__ o, int64_t count, F f, const in_t* __restrict__... in) {
 #pragma omp simd
   for (int64_t i = 0; i < count; ++i) o[i] = out_t(f(in[i]...));
 }
 template <typename out_t, typename... in_t, typename F, size_t... I>
-KILN_INLINE void run_contiguous(char** p, int64_t count, const F& f, std::index_sequence<I...>) {
+__attribute__((noinline)) void run_contiguous(char** p, int64_t count, const F& f, std::index_sequence<I...>) {
   run_dense<out_t, in_t...>(reinterpret_cast<out_t*>(p[0]), count, f, reinterpret_cast<const in_t*>(p[I + 1])...);
 }
 // A binary op with one operand broadcast along the run (x * 2, a row added to a matrix's
 // columns): the broadcast value is loaded once and the rest vectorizes like a dense run.
 template <typename out_t, typename A, typename B, typename F>
-KILN_INLINE void run_dense_scalar_b(out_t* __restrict__ o, int64_t count, const F& f, const A* __restrict__ a, B b) {
+KILN_INLINE void run_dense_scalar_b(out_t* __restrict__ o, int64_t count, F f, const A* __restrict__ a, B b) {
 #pragma omp simd
   for (int64_t i = 0; i < count; ++i) o[i] = out_t(f(a[i], b));
 }
 template <typename out_t, typename A, typename B, typename F>
-KILN_INLINE void run_dense_scalar_a(out_t* __restrict__ o, int64_t count, const F& f, A a, const B* __restrict__ b) {
+KILN_INLINE void run_dense_scalar_a(out_t* __restrict__ o, int64_t count, F f, A a, const B* __restrict__ b) {
 #pragma omp simd
   for (int64_t i = 0; i < count; ++i) o[i] = out_t(f(a, b[i]));
 }
 // One run of a strided loop: the dense and broadcast-operand shapes take vectorized loops.
 template <typename out_t, typename... in_t, typename F, size_t... I>
-KILN_INLINE void run_any(char** p, const int64_t* s, int64_t count, const F& f, std::index_sequence<I...> seq) {
+__attribute__((noinline)) void run_any(char** p, const int64_t* s, int64_t count, const F& f,
+                                       std::index_sequence<I...> seq) {
   const bool out_dense = s[0] == int64_t(sizeof(out_t));
   if (out_dense && ((s[I + 1] == int64_t(sizeof(in_t))) && ...)) {
     run_contiguous<out_t, in_t...>(p, count, f, seq);
@@ -236,27 +214,22 @@ KILN_INLINE void run_any(char** p, const int64_t* s, int64_t count, const F& f, 
 }
 }  // namespace detail
 
-// Runs out = f(inputs...) over the operands of `g` (operand 0 the output): dense operands in
-// one vectorized run, transposed ones tile by tile, the rest run by run along the innermost
-// dim, split over the threads by the one grain rule. out_t/in_t are storage types; f is called
-// with them (16-bit floats convert to float). Pointwise ops, copy_ and fill_ all come here;
-// `memory_bound` (copy_: f only converts) tiles a transposed input without staging it.
-template <typename out_t, typename... in_t, typename F>
-void strided_loop(const StridedGeometry& g, const F& f, bool memory_bound = false) {
+namespace detail {
+// strided_loop's body; kDirectTiles: a transposed input is tiled without staging (conversions).
+template <bool kDirectTiles, typename out_t, typename... in_t, typename F>
+void strided_loop_impl(const StridedGeometry& g, const F& f) {
   constexpr int n = 1 + sizeof...(in_t);
   if (g.numel == 0) return;
   using Seq = std::index_sequence_for<in_t...>;
   if (!g.contiguous && wants_tiles(g, n)) {
-    if constexpr (n == 2) {
-      if (memory_bound) {
-        transpose_tiles<out_t, in_t...>(g, f);
-        return;
-      }
+    if constexpr (kDirectTiles) {
+      transpose_tiles<out_t, in_t...>(g, f);
+    } else {
+      const size_t elem[n] = {sizeof(out_t), sizeof(in_t)...};
+      for_each_tile_row(g, n, elem, [&](char** p, const int64_t* s, int64_t count) {
+        detail::run_any<out_t, in_t...>(p, s, count, f, Seq{});
+      });
     }
-    const size_t elem[n] = {sizeof(out_t), sizeof(in_t)...};
-    for_each_tile_row(g, n, elem, [&](char** p, const int64_t* s, int64_t count) {
-      detail::run_any<out_t, in_t...>(p, s, count, f, Seq{});
-    });
     return;
   }
   kiln::detail::parallel_range(g.numel, [&](int64_t b, int64_t e) {
@@ -272,6 +245,23 @@ void strided_loop(const StridedGeometry& g, const F& f, bool memory_bound = fals
       });
     }
   });
+}
+}  // namespace detail
+
+// Runs out = f(inputs...) over the operands of `g` (operand 0 the output): dense operands in
+// one vectorized run, transposed ones tile by tile, the rest run by run along the innermost
+// dim, split over the threads by the one grain rule. out_t/in_t are storage types; f is called
+// with them (16-bit floats convert to float). Pointwise ops and fill_ come here.
+template <typename out_t, typename... in_t, typename F>
+void strided_loop(const StridedGeometry& g, const F& f) {
+  detail::strided_loop_impl<false, out_t, in_t...>(g, f);
+}
+
+// strided_loop for copy_, where f only converts (the work per element is a load and a store): a
+// transposed input is tiled without staging it.
+template <typename out_t, typename in_t, typename F>
+void conversion_loop(const StridedGeometry& g, const F& f) {
+  detail::strided_loop_impl<true, out_t, in_t>(g, f);
 }
 
 template <typename out_t, typename... in_t, typename F>

@@ -1,0 +1,64 @@
+// The tile walk of the CPU loops (kiln/cpu/loops.h), compiled once: it depends on the
+// geometry and the element size, never on an op or a dtype.
+#include <algorithm>
+#include "kiln/cpu/loops.h"
+
+namespace kiln::cpu {
+namespace {
+
+template <typename E>
+void gather_tile(char* dst, const char* src, int64_t rows, int64_t cols, int64_t stride_r, int64_t stride_c) {
+  E* d = reinterpret_cast<E*>(dst);
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = 0; r < rows; ++r)
+      d[r * kTileCols + c] = *reinterpret_cast<const E*>(src + r * stride_r + c * stride_c);
+}
+
+}  // namespace
+
+void gather_tile_bytes(size_t elem, char* dst, const char* src, int64_t rows, int64_t cols, int64_t sr, int64_t sc) {
+  struct alignas(16) E16 {
+    char b[16];
+  };
+  switch (elem) {
+    case 1:
+      gather_tile<uint8_t>(dst, src, rows, cols, sr, sc);
+      break;
+    case 2:
+      gather_tile<uint16_t>(dst, src, rows, cols, sr, sc);
+      break;
+    case 4:
+      gather_tile<uint32_t>(dst, src, rows, cols, sr, sc);
+      break;
+    case 8:
+      gather_tile<uint64_t>(dst, src, rows, cols, sr, sc);
+      break;
+    default:
+      gather_tile<E16>(dst, src, rows, cols, sr, sc);
+      break;
+  }
+}
+
+void visit_tiles(const StridedGeometry& g, int n, int64_t tile0, int64_t tile1, TileBody body) {
+  const int64_t s0 = g.sizes[0], s1 = g.sizes[1];
+  const int64_t t0 = (s0 + tile0 - 1) / tile0, t1 = (s1 + tile1 - 1) / tile1;
+  const int64_t ntiles = g.numel / (s0 * s1) * t0 * t1;
+  auto tile = [&](int64_t t) {
+    int64_t j = t % t0, i = (t / t0) % t1, rem = t / (t0 * t1);
+    char* p[5] = {};
+    for (int k = 0; k < n; ++k) p[k] = g.base[k];
+    for (int d = 2; d < g.ndim; ++d) {
+      int64_t idx = rem % g.sizes[d];
+      rem /= g.sizes[d];
+      for (int k = 0; k < n; ++k) p[k] += idx * g.strides[k][d];
+    }
+    const int64_t j0 = j * tile0, i0 = i * tile1;
+    for (int k = 0; k < n; ++k) p[k] += i0 * g.strides[k][1] + j0 * g.strides[k][0];
+    body.call(body.fn, p, std::min(tile1, s1 - i0), std::min(tile0, s0 - j0));
+  };
+  kiln::detail::parallel_items(ntiles, g.numel / ntiles, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) tile(t);
+  });
+}
+
+}  // namespace kiln::cpu
