@@ -152,16 +152,17 @@ KILN_INLINE void run_strided(char** p, const int64_t* s, int64_t count, const F&
     *reinterpret_cast<out_t*>(p[0] + i * s[0]) = out_t(f(*reinterpret_cast<const in_t*>(p[I + 1] + i * s[I + 1])...));
 }
 // Restrict-qualified parameters (not tuple members, where the qualifier is lost) let the
-// compiler vectorize without alias checks. The functor comes by value: its fields (gelu's
-// `approximate`) are then locals no store can change, so branches on them leave the loop
-// (through a reference, gelu stayed scalar: 14x slower). An in-place op passes out == an input: every element
+// compiler vectorize without alias checks. An in-place op passes out == an input: every element
 // is read before it is written at the same index, which this loop preserves.
 template <typename out_t, typename... in_t, typename F>
 // `omp simd` vectorizes even where -O2's cost model would not, and calls libmvec's vector math.
-KILN_INLINE void run_dense(out_t* __restrict__ o, int64_t count, F f, const in_t* __restrict__... in) {
+KILN_INLINE void run_dense(out_t* __restrict__ o, int64_t count, const F& f, const in_t* __restrict__... in) {
 #pragma omp simd
   for (int64_t i = 0; i < count; ++i) o[i] = out_t(f(in[i]...));
 }
+// run_contiguous and run_any are out of line: one compiled copy of each vectorized loop per op
+// and dtype, however many walks (dense, run by run, tile by tile) call it. Inlined into each,
+// they made every generated CPU kernel a third slower to compile, for one call per run saved.
 template <typename out_t, typename... in_t, typename F, size_t... I>
 __attribute__((noinline)) void run_contiguous(char** p, int64_t count, const F& f, std::index_sequence<I...>) {
   run_dense<out_t, in_t...>(reinterpret_cast<out_t*>(p[0]), count, f, reinterpret_cast<const in_t*>(p[I + 1])...);
@@ -169,12 +170,12 @@ __attribute__((noinline)) void run_contiguous(char** p, int64_t count, const F& 
 // A binary op with one operand broadcast along the run (x * 2, a row added to a matrix's
 // columns): the broadcast value is loaded once and the rest vectorizes like a dense run.
 template <typename out_t, typename A, typename B, typename F>
-KILN_INLINE void run_dense_scalar_b(out_t* __restrict__ o, int64_t count, F f, const A* __restrict__ a, B b) {
+KILN_INLINE void run_dense_scalar_b(out_t* __restrict__ o, int64_t count, const F& f, const A* __restrict__ a, B b) {
 #pragma omp simd
   for (int64_t i = 0; i < count; ++i) o[i] = out_t(f(a[i], b));
 }
 template <typename out_t, typename A, typename B, typename F>
-KILN_INLINE void run_dense_scalar_a(out_t* __restrict__ o, int64_t count, F f, A a, const B* __restrict__ b) {
+KILN_INLINE void run_dense_scalar_a(out_t* __restrict__ o, int64_t count, const F& f, A a, const B* __restrict__ b) {
 #pragma omp simd
   for (int64_t i = 0; i < count; ++i) o[i] = out_t(f(a, b[i]));
 }
