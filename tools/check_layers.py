@@ -42,8 +42,9 @@ HEADERS = ("runtime/include/", "generated/include/")
 LAYERS = {
     "common": ((COMMON,), (COMMON, "runtime/include/"), ()),
     "headers": (HEADERS, HEADERS + ("kernels/include/",), ()),
+    # generated/src/ops/batches/ compiles the entries a few to a file, by including them
     "core": (("runtime/src/", "generated/src/ops/", "generated/src/registry", "generated/src/missing"),
-             HEADERS + ("kernels/include/", "runtime/src/"), ("runtime/src",)),
+             HEADERS + ("kernels/include/", "runtime/src/", "generated/src/ops/"), ("runtime/src",)),
     "cpu": (("kernels/cpu/", "generated/src/cpu/"),
             HEADERS + ("kernels/include/", "kernels/cpu/", "generated/src/cpu/"), ()),
     "cuda": (("kernels/cuda/", "generated/src/cuda/"),

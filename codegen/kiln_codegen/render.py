@@ -231,16 +231,25 @@ def render(registry, out_dir, sources=None):
     functor_tpl = env.get_template("pointwise_functor.h.j2")
     pw_tpl = {"cpu": env.get_template("cpu_pointwise.cpp.j2"), "cuda": env.get_template("cuda_pointwise.cu.j2")}
     entry_sources = []
+    entry_batches = {True: {}, False: {}}  # over TensorBase or not: batch -> op names
     for v in views:
         rel = f"src/ops/{v.cname}.cpp"
         w.write(rel, op_tpl.render(v=v))
-        (entry_sources if v.over_base else core_sources).append(rel)
+        entry_batches[v.over_base].setdefault(entry_batch(v.cname), []).append(v.cname)
         if v.op.kind == "pointwise":
             w.write(f"{inc}/pointwise/{v.cname}.h", functor_tpl.render(v=v))
             if "cpu" in v.op.backends:
                 rel = f"src/cpu/{v.cname}.cpp"
                 w.write(rel, pw_tpl["cpu"].render(v=v))
                 cpu_sources.append(rel)
+    # The entries compile a few to a translation unit (src/ops/batches/), as the CUDA kernels below.
+    batch_tpl = env.get_template("op_batch.cpp.j2")
+    for over_base, kind, what, sources_list in ((True, "entries", "entries over TensorBase", entry_sources),
+                                                (False, "composites", "entries of composite ops", core_sources)):
+        for batch in sorted(entry_batches[over_base]):
+            rel = f"src/ops/batches/{kind}_{batch:02d}.cpp"
+            w.write(rel, batch_tpl.render(what=what, names=sorted(entry_batches[over_base][batch])))
+            sources_list.append(rel)
     cuda_pointwise = [v for v in views if v.op.kind == "pointwise" and "cuda" in v.op.backends]
     # The CUDA kernels of pointwise ops, a few per file: nvcc's fixed cost per file (the host
     # compile of the CUDA runtime headers, about half of a one-op file) is paid once per batch.
@@ -304,6 +313,13 @@ def render(registry, out_dir, sources=None):
 
 
 CUDA_BATCHES = 24
+ENTRY_BATCHES = 16
+
+
+def entry_batch(cname):
+    """The translation unit (src/ops/batches/<kind>_<batch>.cpp) that compiles an op's entry: a
+    stable hash of its name, so that no other op moves when one is added."""
+    return zlib.crc32(cname.encode()) % ENTRY_BATCHES
 
 
 def cuda_batch(cname):

@@ -72,6 +72,10 @@ class AddedOpFootprint(unittest.TestCase):
         # its CUDA kernel joins one batch of a few ops (src/cuda/pointwise_<NN>.cu)
         batches = {f for f in changed if re.fullmatch(r"src/cuda/pointwise_\d+\.cu", f)}
         self.assertEqual(len(batches), 1, batches)
+        # and its entry one batch of entries (src/ops/batches/entries_<NN>.cpp)
+        entry_batches = {f for f in changed if re.fullmatch(r"src/ops/batches/entries_\d+\.cpp", f)}
+        self.assertEqual(len(entry_batches), 1, entry_batches)
+        batches |= entry_batches
         self.assertEqual(sorted(changed - ALLOWED - batches), [])
         for f in SHARED:
             self.assertNotIn(f, changed)
