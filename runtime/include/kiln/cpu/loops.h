@@ -77,14 +77,14 @@ inline constexpr int64_t kTileRows = 256;
 
 // Copies a rows x cols block whose elements are `sc` bytes apart along a row and `sr` apart
 // down a column into dst (row-major, kTileCols elements of `elem` bytes per row), walking each
-// column so the source is read along its contiguous direction. Out of line (cpu_tiles.cpp):
+// column so the source is read along its contiguous direction. Out of line (runtime/src/cpu_loops.cpp):
 // it depends on the element size only, not on any op or dtype.
 void gather_tile_bytes(size_t elem, char* dst, const char* src, int64_t rows, int64_t cols, int64_t sr, int64_t sc);
 
 // The one tiling scheme for transposed operands: a grid of tile0 x tile1 tiles over dims 0 and 1
 // (dims 2.. are outer loops), split over the threads by the grain. fn(p, rows, cols) gets each
 // tile's operand pointers at its corner, `cols` elements along dim 0 by `rows` along dim 1. The
-// grid walk is compiled once (cpu_tiles.cpp) and calls the tile body through a pointer: one
+// grid walk is compiled once (runtime/src/cpu_loops.cpp) and calls the tile body through a pointer: one
 // indirect call per tile of thousands of elements, against a copy of the walk per op and dtype.
 struct TileBody {
   const void* fn;
@@ -160,12 +160,18 @@ KILN_INLINE void run_dense(out_t* __restrict__ o, int64_t count, const F& f, con
 #pragma omp simd
   for (int64_t i = 0; i < count; ++i) o[i] = out_t(f(in[i]...));
 }
-// run_contiguous and run_any are out of line: one compiled copy of each vectorized loop per op
-// and dtype, however many walks (dense, run by run, tile by tile) call it. Inlined into each,
-// they made every generated CPU kernel a third slower to compile, for one call per run saved.
+// The two loops compiled per op and dtype, called through pointers by the walk
+// (walk_strided, compiled once): a dense run of every operand, and a run of any strides. Out
+// of line, there is one copy of each vectorized loop per op and dtype however many walks
+// (dense, run by run, tile by tile) reach it; inlined into each walk, every generated CPU
+// kernel compiled a third slower, for one call per run saved.
 template <typename out_t, typename... in_t, typename F, size_t... I>
-__attribute__((noinline)) void run_contiguous(char** p, int64_t count, const F& f, std::index_sequence<I...>) {
+KILN_INLINE void run_contiguous(char** p, int64_t count, const F& f, std::index_sequence<I...>) {
   run_dense<out_t, in_t...>(reinterpret_cast<out_t*>(p[0]), count, f, reinterpret_cast<const in_t*>(p[I + 1])...);
+}
+template <typename F, typename out_t, typename... in_t>
+__attribute__((noinline)) void dense_body(const void* fn, char** p, int64_t count) {
+  run_contiguous<out_t, in_t...>(p, count, *static_cast<const F*>(fn), std::index_sequence_for<in_t...>{});
 }
 // A binary op with one operand broadcast along the run (x * 2, a row added to a matrix's
 // columns): the broadcast value is loaded once and the rest vectorizes like a dense run.
@@ -181,11 +187,10 @@ KILN_INLINE void run_dense_scalar_a(out_t* __restrict__ o, int64_t count, const 
 }
 // One run of a strided loop: the dense and broadcast-operand shapes take vectorized loops.
 template <typename out_t, typename... in_t, typename F, size_t... I>
-__attribute__((noinline)) void run_any(char** p, const int64_t* s, int64_t count, const F& f,
-                                       std::index_sequence<I...> seq) {
+KILN_INLINE void run_any(char** p, const int64_t* s, int64_t count, const F& f, std::index_sequence<I...> seq) {
   const bool out_dense = s[0] == int64_t(sizeof(out_t));
   if (out_dense && ((s[I + 1] == int64_t(sizeof(in_t))) && ...)) {
-    run_contiguous<out_t, in_t...>(p, count, f, seq);
+    dense_body<F, out_t, in_t...>(&f, p, count);
     return;
   }
   if constexpr (sizeof...(in_t) == 1) {
@@ -213,41 +218,23 @@ __attribute__((noinline)) void run_any(char** p, const int64_t* s, int64_t count
   }
   run_strided<out_t, in_t...>(p, s, count, f, seq);
 }
-}  // namespace detail
-
-namespace detail {
-// strided_loop's body; kDirectTiles: a transposed input is tiled without staging (conversions).
-template <bool kDirectTiles, typename out_t, typename... in_t, typename F>
-void strided_loop_impl(const StridedGeometry& g, const F& f) {
-  constexpr int n = 1 + sizeof...(in_t);
-  if (g.numel == 0) return;
-  using Seq = std::index_sequence_for<in_t...>;
-  if (!g.contiguous && wants_tiles(g, n)) {
-    if constexpr (kDirectTiles) {
-      transpose_tiles<out_t, in_t...>(g, f);
-    } else {
-      const size_t elem[n] = {sizeof(out_t), sizeof(in_t)...};
-      for_each_tile_row(g, n, elem, [&](char** p, const int64_t* s, int64_t count) {
-        detail::run_any<out_t, in_t...>(p, s, count, f, Seq{});
-      });
-    }
-    return;
-  }
-  kiln::detail::parallel_range(g.numel, [&](int64_t b, int64_t e) {
-    if (g.contiguous) {
-      char* p[n];
-      p[0] = g.base[0] + b * int64_t(sizeof(out_t));
-      int k = 1;
-      ((p[k] = g.base[k] + b * int64_t(sizeof(in_t)), ++k), ...);
-      detail::run_contiguous<out_t, in_t...>(p, e - b, f, Seq{});
-    } else {
-      for_each_run(g, n, b, e, [&](char** p, const int64_t* s, int64_t count) {
-        detail::run_any<out_t, in_t...>(p, s, count, f, Seq{});
-      });
-    }
-  });
+template <typename F, typename out_t, typename... in_t>
+void any_body(const void* fn, char** p, const int64_t* s, int64_t count) {
+  run_any<out_t, in_t...>(p, s, count, *static_cast<const F*>(fn), std::index_sequence_for<in_t...>{});
 }
 }  // namespace detail
+
+// An op's loop bodies for one dtype (detail::dense_body, detail::any_body) and its functor.
+struct LoopBodies {
+  const void* fn;
+  void (*dense)(const void* fn, char** p, int64_t count);
+  void (*any)(const void* fn, char** p, const int64_t* strides, int64_t count);
+};
+// The walk over the operands of `g` (operand 0 the output; elem: their sizes), compiled once
+// (runtime/src/cpu_loops.cpp): dense operands in one run per thread, transposed ones tile by tile (staged
+// into dense rows), the rest run by run along the innermost dim, split over the threads by the
+// one grain rule.
+void walk_strided(const StridedGeometry& g, int n, const size_t* elem, const LoopBodies& bodies);
 
 // Runs out = f(inputs...) over the operands of `g` (operand 0 the output): dense operands in
 // one vectorized run, transposed ones tile by tile, the rest run by run along the innermost
@@ -255,14 +242,21 @@ void strided_loop_impl(const StridedGeometry& g, const F& f) {
 // with them (16-bit floats convert to float). Pointwise ops and fill_ come here.
 template <typename out_t, typename... in_t, typename F>
 void strided_loop(const StridedGeometry& g, const F& f) {
-  detail::strided_loop_impl<false, out_t, in_t...>(g, f);
+  if (g.numel == 0) return;
+  const size_t elem[] = {sizeof(out_t), sizeof(in_t)...};
+  walk_strided(g, 1 + int(sizeof...(in_t)), elem,
+               LoopBodies{&f, &detail::dense_body<F, out_t, in_t...>, &detail::any_body<F, out_t, in_t...>});
 }
 
 // strided_loop for copy_, where f only converts (the work per element is a load and a store): a
 // transposed input is tiled without staging it.
 template <typename out_t, typename in_t, typename F>
 void conversion_loop(const StridedGeometry& g, const F& f) {
-  detail::strided_loop_impl<true, out_t, in_t>(g, f);
+  if (g.numel != 0 && !g.contiguous && wants_tiles(g, 2)) {
+    transpose_tiles<out_t, in_t>(g, f);
+    return;
+  }
+  strided_loop<out_t, in_t>(g, f);
 }
 
 template <typename out_t, typename... in_t, typename F>

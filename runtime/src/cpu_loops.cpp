@@ -1,5 +1,5 @@
-// The tile walk of the CPU loops (kiln/cpu/loops.h), compiled once: it depends on the
-// geometry and the element size, never on an op or a dtype.
+// The walks of the CPU loops (kiln/cpu/loops.h), compiled once: they depend on the geometry and
+// the element sizes, never on an op or a dtype, whose loops they call through pointers.
 #include <algorithm>
 #include "kiln/cpu/loops.h"
 
@@ -58,6 +58,23 @@ void visit_tiles(const StridedGeometry& g, int n, int64_t tile0, int64_t tile1, 
   };
   kiln::detail::parallel_items(ntiles, g.numel / ntiles, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) tile(t);
+  });
+}
+
+void walk_strided(const StridedGeometry& g, int n, const size_t* elem, const LoopBodies& bodies) {
+  if (!g.contiguous && wants_tiles(g, n)) {
+    for_each_tile_row(g, n, elem,
+                      [&](char** p, const int64_t* s, int64_t count) { bodies.any(bodies.fn, p, s, count); });
+    return;
+  }
+  kiln::detail::parallel_range(g.numel, [&](int64_t b, int64_t e) {
+    if (g.contiguous) {
+      char* p[5];
+      for (int k = 0; k < n; ++k) p[k] = g.base[k] + b * int64_t(elem[k]);
+      bodies.dense(bodies.fn, p, e - b);
+    } else {
+      for_each_run(g, n, b, e, [&](char** p, const int64_t* s, int64_t count) { bodies.any(bodies.fn, p, s, count); });
+    }
   });
 }
 
