@@ -1,6 +1,7 @@
 // The walks of the CPU loops (kiln/cpu/loops.h), compiled once: they depend on the geometry and
 // the element sizes, never on an op or a dtype, whose loops they call through pointers.
 #include <algorithm>
+#include <vector>
 #include "kiln/cpu/loops.h"
 
 namespace kiln::cpu {
@@ -14,8 +15,9 @@ void gather_tile(char* dst, const char* src, int64_t rows, int64_t cols, int64_t
       d[r * kTileCols + c] = *reinterpret_cast<const E*>(src + r * stride_r + c * stride_c);
 }
 
-}  // namespace
-
+// Copies a rows x cols block whose elements are `sc` bytes apart along a row and `sr` apart
+// down a column into dst (row-major, kTileCols elements of `elem` bytes per row), walking each
+// column so the source is read along its contiguous direction.
 void gather_tile_bytes(size_t elem, char* dst, const char* src, int64_t rows, int64_t cols, int64_t sr, int64_t sc) {
   struct alignas(16) E16 {
     char b[16];
@@ -38,6 +40,39 @@ void gather_tile_bytes(size_t elem, char* dst, const char* src, int64_t rows, in
       break;
   }
 }
+
+// Calls body(ptrs, strides_bytes, count) for each row (dim 1) of each tile. Inputs that run
+// across dim 0 (a transposed input) are first copied into a dense per-tile buffer, so every row
+// the body sees is unit-stride or broadcast and takes the vectorized loops. elem[k]: operand
+// k's size.
+template <typename Body>
+void for_each_tile_row(const StridedGeometry& g, int n, const size_t* elem, Body&& body) {
+  bool staged[5] = {false};
+  for (int k = 1; k < n; ++k) staged[k] = g.strides[k][0] != 0 && g.strides[k][0] != int64_t(elem[k]);
+  constexpr size_t kBufferBytes = size_t(kTileRows * kTileCols) * 16;  // any element type
+  for_each_tile(g, n, kTileCols, kTileRows, [&](char** p, int64_t rows, int64_t cols) {
+    thread_local std::vector<char> scratch;
+    if (scratch.size() < 4 * kBufferBytes) scratch.resize(4 * kBufferBytes);
+    int64_t inner[5];
+    char* buffer[5] = {nullptr};
+    for (int k = 0; k < n; ++k) {
+      inner[k] = g.strides[k][0];
+      if (staged[k]) {
+        buffer[k] = scratch.data() + size_t(k - 1) * kBufferBytes;
+        gather_tile_bytes(elem[k], buffer[k], p[k], rows, cols, g.strides[k][1], g.strides[k][0]);
+        inner[k] = int64_t(elem[k]);
+      }
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      char* q[5] = {};  // only the first n are used; zeroed so GCC can see that
+      for (int k = 0; k < n; ++k)
+        q[k] = staged[k] ? buffer[k] + r * kTileCols * int64_t(elem[k]) : p[k] + r * g.strides[k][1];
+      body(q, inner, cols);
+    }
+  });
+}
+
+}  // namespace
 
 void visit_tiles(const StridedGeometry& g, int n, int64_t tile0, int64_t tile1, TileBody body) {
   const int64_t s0 = g.sizes[0], s1 = g.sizes[1];

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <tuple>
 #include <utility>
-#include <vector>
 #include "kiln/cpu/parallel.h"
 #include "kiln/pointwise.h"
 #include "kiln/strided_geometry.h"
@@ -75,12 +74,6 @@ inline bool wants_tiles(const StridedGeometry& g, int n) {
 inline constexpr int64_t kTileCols = 16;
 inline constexpr int64_t kTileRows = 256;
 
-// Copies a rows x cols block whose elements are `sc` bytes apart along a row and `sr` apart
-// down a column into dst (row-major, kTileCols elements of `elem` bytes per row), walking each
-// column so the source is read along its contiguous direction. Out of line (runtime/src/cpu_loops.cpp):
-// it depends on the element size only, not on any op or dtype.
-void gather_tile_bytes(size_t elem, char* dst, const char* src, int64_t rows, int64_t cols, int64_t sr, int64_t sc);
-
 // The one tiling scheme for transposed operands: a grid of tile0 x tile1 tiles over dims 0 and 1
 // (dims 2.. are outer loops), split over the threads by the grain. fn(p, rows, cols) gets each
 // tile's operand pointers at its corner, `cols` elements along dim 0 by `rows` along dim 1. The
@@ -96,37 +89,6 @@ void for_each_tile(const StridedGeometry& g, int n, int64_t tile0, int64_t tile1
   visit_tiles(g, n, tile0, tile1, TileBody{&fn, [](const void* f, char** p, int64_t rows, int64_t cols) {
                                              (*static_cast<const Fn*>(f))(p, rows, cols);
                                            }});
-}
-
-// Calls body(ptrs, strides_bytes, count) for each row (dim 1) of each tile. Inputs that run
-// across dim 0 (a transposed input) are first copied into a dense per-tile buffer, so every row
-// the body sees is unit-stride or broadcast and takes the vectorized loops. elem[k]: operand
-// k's size.
-template <typename Body>
-void for_each_tile_row(const StridedGeometry& g, int n, const size_t* elem, Body&& body) {
-  bool staged[5] = {false};
-  for (int k = 1; k < n; ++k) staged[k] = g.strides[k][0] != 0 && g.strides[k][0] != int64_t(elem[k]);
-  constexpr size_t kBufferBytes = size_t(kTileRows * kTileCols) * 16;  // any element type
-  for_each_tile(g, n, kTileCols, kTileRows, [&](char** p, int64_t rows, int64_t cols) {
-    thread_local std::vector<char> scratch;
-    if (scratch.size() < 4 * kBufferBytes) scratch.resize(4 * kBufferBytes);
-    int64_t inner[5];
-    char* buffer[5] = {nullptr};
-    for (int k = 0; k < n; ++k) {
-      inner[k] = g.strides[k][0];
-      if (staged[k]) {
-        buffer[k] = scratch.data() + size_t(k - 1) * kBufferBytes;
-        gather_tile_bytes(elem[k], buffer[k], p[k], rows, cols, g.strides[k][1], g.strides[k][0]);
-        inner[k] = int64_t(elem[k]);
-      }
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-      char* q[5] = {};  // only the first n are used; zeroed so GCC can see that
-      for (int k = 0; k < n; ++k)
-        q[k] = staged[k] ? buffer[k] + r * kTileCols * int64_t(elem[k]) : p[k] + r * g.strides[k][1];
-      body(q, inner, cols);
-    }
-  });
 }
 
 // out = f(in) for one transposed input, tile by tile without staging: kDirectTileCols elements
