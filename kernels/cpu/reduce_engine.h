@@ -141,8 +141,6 @@ void for_each_reduced_run(const ReduceLoops& p, int64_t r0, int64_t r1, F&& fn) 
   }
 }
 
-// Accumulates outputs [o0, o1) over reduction indices [r0, r1); sink(i, out_off, acc) receives
-// each result (i counts from 0 within the range).
 // Where compute_range's results go: one call per output, so an indirect call costs nothing
 // measurable, and compute_range is compiled once per reducer instead of once per caller.
 template <typename Acc>
@@ -156,6 +154,8 @@ ResultSink<Acc> make_sink(F& f) {
   return {&f, [](void* ctx, int64_t i, int64_t out_off, const Acc& acc) { (*static_cast<F*>(ctx))(i, out_off, acc); }};
 }
 
+// Accumulates outputs [o0, o1) over reduction indices [r0, r1); sink(i, out_off, acc) receives
+// each result (i counts from 0 within the range).
 template <typename R>
 __attribute__((noinline)) void compute_range(const ReduceLoops& p, const typename R::in_t* in, const R& red,
                                              bool vertical, int64_t o0, int64_t o1, int64_t r0, int64_t r1,
