@@ -10,9 +10,7 @@ namespace kiln::cpu {
 
 void nansum(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& self) {
   ReduceLoops loops = make_reduce_loops(self, plan);
-  const bool widened = plan.dtype != self.dtype();  // integers accumulate into int64
-  KILN_CHECK(!widened || (plan.dtype == DType::Int64 && is_integral(self.dtype(), true)), InternalError, "nansum",
-             "dtype", "unexpected result dtype ", dtype_name(plan.dtype));
+  const bool widened = sum_widened(plan, self, "nansum");  // integers accumulate into int64
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     SumReducer<T, true> red{SumResult<T>{out.data_ptr(), widened}};

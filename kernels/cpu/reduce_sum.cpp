@@ -14,9 +14,7 @@ namespace {
 template <template <typename> class Reducer>
 void reduce_to(const meta::ReducePlan& plan, const TensorBase& out, const TensorBase& in, bool mean = false) {
   ReduceLoops loops = make_reduce_loops(in, plan);
-  const bool widened = plan.dtype != in.dtype();
-  KILN_CHECK(!widened || (plan.dtype == DType::Int64 && is_integral(in.dtype(), true)), InternalError, "reduce",
-             "dtype", "unexpected result dtype ", dtype_name(plan.dtype));
+  const bool widened = sum_widened(plan, in, "reduce");
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = decltype(tag);
     Reducer<T> red{SumResult<T>{out.data_ptr(), widened, mean, plan.reduced_numel}};

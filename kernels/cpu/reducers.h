@@ -44,6 +44,15 @@ struct SumResult {
   }
 };
 
+// Whether a sum's result is the int64 of an integer promotion rather than the input's dtype; any
+// other pair the meta step cannot have produced.
+inline bool sum_widened(const meta::ReducePlan& plan, const TensorBase& in, const char* op) {
+  const bool widened = plan.dtype != in.dtype();
+  KILN_CHECK(!widened || (plan.dtype == DType::Int64 && is_integral(in.dtype(), true)), InternalError, op, "dtype",
+             "unexpected result dtype ", dtype_name(plan.dtype));
+  return widened;
+}
+
 // Sum; kSkipNaN adds NaNs as zeros (nansum).
 template <typename T, bool kSkipNaN = false>
 struct SumReducer {
