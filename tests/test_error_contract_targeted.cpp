@@ -131,6 +131,7 @@ TEST_CASE("error contract: a failed in-place op leaves its operands unchanged") 
   const Tensor f23 = from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   const Tensor i3 = tensor<int32_t>({1, 2, 3});
   const Tensor b3 = tensor<bool>({true, false, true});
+  const Tensor iz = tensor<int32_t>({2, 0, 1});  // its zero is in the middle: element 0 is computable
   using T = Tensor;
   std::vector<InplaceCase> cases = {
       // the result would need a bigger shape than self
@@ -162,6 +163,11 @@ TEST_CASE("error contract: a failed in-place op leaves its operands unchanged") 
       {"bitwise_not_ on float", ErrorKind::DType, f3, T(), [](T& s, const T&) { s.bitwise_not_(); }},
       {"add_ int into int with a float alpha", ErrorKind::DType, i3, i3, [](T& s, const T& o) { s.add_(o, 0.5); }},
       {"clamp_ int with a float bound", ErrorKind::DType, i3, T(), [](T& s, const T&) { s.clamp_(0.5); }},
+      // integer arithmetic PyTorch refuses (ZeroDivisionError) fails before the first element is written
+      {"remainder_ by an integer zero", ErrorKind::Value, i3, iz, [](T& s, const T& o) { s.remainder_(o); }},
+      {"fmod_ by an integer zero", ErrorKind::Value, i3, iz, [](T& s, const T& o) { s.fmod_(o); }},
+      {"floor_divide_ by an integer zero", ErrorKind::Value, i3, iz, [](T& s, const T& o) { s.floor_divide_(o); }},
+      {"pow_ int by a negative integer", ErrorKind::Value, i3, T(), [](T& s, const T&) { s.pow_(-2); }},
   };
   Ledger L;
   for (InplaceCase& c : cases) {

@@ -28,7 +28,7 @@ OP_KEYS = {
     "signature", "family", "dtypes", "cuda_dtypes", "backends", "pointwise", "kernel", "native", "composite",
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
-    "result_dtype", "identity", "zero_dim", "differentiable", "compare",
+    "result_dtype", "identity", "zero_dim", "differentiable", "compare", "integer_divisor", "integer_exponent",
 }
 # What the generated forward test compares with PyTorch's result: the values, or only sizes,
 # dtype and device (uninitialized results such as empty's, and draws from kiln's generator).
@@ -75,6 +75,10 @@ class Op:
     promotion: str = "default"
     promote_scalars: List[str] = field(default_factory=list)
     bool_inputs: List[str] = field(default_factory=list)
+    # PyTorch's CPU errors for integer arithmetic (checked before the kernel runs): the Tensor
+    # argument that must hold no zero, the promoting Scalar that must not be negative.
+    integer_divisor: Optional[str] = None
+    integer_exponent: Optional[str] = None
     zero_dim: List[str] = field(default_factory=list)  # Tensor arguments that must be 0-d (a "value tensor")
     choices: Dict[str, List[str]] = field(default_factory=dict)
     derivatives: Dict[str, str] = field(default_factory=dict)
@@ -421,7 +425,7 @@ def _parse_op(raw, groups, ctx, errors):
     op = replace(op, doc=str(raw.get("doc", "")).strip())
     if not op.doc:
         errors.append(RegistryError(line, f"{sig.full_name}: no 'doc' line", "one sentence saying what the op computes"))
-    for key in ("promotion", "promote_scalars", "bool_inputs", "choices", "zero_dim"):
+    for key in ("promotion", "promote_scalars", "bool_inputs", "choices", "zero_dim", "integer_divisor", "integer_exponent"):
         if key in raw and kind != "pointwise":
             errors.append(RegistryError(raw.line_of(key), f"'{key}' applies to pointwise ops only"))
     op = replace(op, promotion=raw.get("promotion", "default"))
@@ -438,6 +442,12 @@ def _parse_op(raw, groups, ctx, errors):
         a = op.arg(s)
         if a is None or not a.type.is_tensor:
             errors.append(RegistryError(raw.line_of("bool_inputs"), f"bool_inputs: '{s}' is not a Tensor argument"))
+    op = replace(op, integer_divisor=raw.get("integer_divisor"), integer_exponent=raw.get("integer_exponent"))
+    if op.integer_divisor is not None and not (op.arg(op.integer_divisor) and op.arg(op.integer_divisor).type.is_tensor):
+        errors.append(RegistryError(raw.line_of("integer_divisor"), f"integer_divisor: '{op.integer_divisor}' is not a Tensor argument"))
+    if op.integer_exponent is not None and op.integer_exponent not in op.promote_scalars:
+        errors.append(RegistryError(raw.line_of("integer_exponent"), f"integer_exponent: '{op.integer_exponent}' is not one of promote_scalars",
+                                    "the exponent's sign is checked among the scalars that join promotion"))
     op = replace(op, zero_dim=_as_list(raw.get("zero_dim", [])))
     for s in op.zero_dim:
         a = op.arg(s)

@@ -270,6 +270,9 @@ class OpView:
         self.spec_args = ", ".join(f'"{a.name}"' for a in self.tensors)
         self.promotion = PROMOTION_ENUM[op.promotion]
         self.bool_mask = sum(1 << i for i, a in enumerate(self.tensors) if a.name in op.bool_inputs)
+        self.integer_divisor = next((i for i, a in enumerate(self.tensors) if a.name == op.integer_divisor), -1)
+        self.integer_exponent = op.promote_scalars.index(op.integer_exponent) if op.integer_exponent else -1
+        self.integer_checks = self.integer_divisor >= 0 or self.integer_exponent >= 0
         self.inputs = ", ".join(f"&{a.name}" for a in self.tensors)
         self.promoting = ", ".join(f"{'&' if not op.arg(s).type.optional else ''}{s}{'' if not op.arg(s).type.optional else ' ? &*' + s + ' : nullptr'}"
                                    for s in op.promote_scalars)

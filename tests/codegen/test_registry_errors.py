@@ -219,6 +219,14 @@ class RegistryErrors(unittest.TestCase):
         self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  promotion: widen"), 7,
                          "unknown promotion 'widen'")
 
+    def test_integer_divisor_must_be_a_tensor(self):
+        self.assertError(VALID.replace("  pointwise: self * other", "  pointwise: self * other\n  integer_divisor: alpha"), 13,
+                         "integer_divisor: 'alpha' is not a Tensor argument")
+
+    def test_integer_exponent_must_promote(self):
+        self.assertError(VALID.replace("  pointwise: self * other", "  pointwise: self * other\n  integer_exponent: other"), 13,
+                         "integer_exponent: 'other' is not one of promote_scalars")
+
     def test_pointwise_unknown_math_function(self):
         os.makedirs(os.path.join(self.tmp.name, "kernels", "include", "kiln", "common"))
         with open(os.path.join(self.tmp.name, "kernels", "include", "kiln", "common", "math.h"), "w") as f:

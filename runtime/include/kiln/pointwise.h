@@ -23,6 +23,12 @@ struct PointwiseSpec {
   int8_t num_inputs;
   Promotion promotion;
   uint8_t bool_input_mask = 0;    // bit i: input i must be bool and is not promoted (where's condition)
+  // Integer arithmetic that PyTorch refuses on the CPU (kernels cannot raise, so prepare checks
+  // before anything is written): the input that must hold no zero when the op computes in an
+  // integer dtype (floor_divide, remainder, fmod: ZeroDivisionError), and the promoting scalar
+  // that must not be negative then (pow's exponent). -1: none.
+  int8_t integer_divisor = -1;
+  int8_t integer_exponent = -1;
 };
 
 struct PointwiseCall {

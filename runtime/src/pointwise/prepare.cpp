@@ -91,6 +91,44 @@ TensorBase cast(const TensorBase& t, DType dtype, Device device) {
   return r;
 }
 
+// True when an integer (or bool) tensor holds a zero: every byte of that element is zero.
+template <typename Bits>
+bool has_zero_bits(const Bits* data, int64_t n) {
+  constexpr int64_t kChunk = 4096;  // no early exit inside a chunk, so the loop vectorizes
+  for (int64_t start = 0; start < n; start += kChunk) {
+    bool zero = false;
+    for (int64_t i = start, end = std::min(n, start + kChunk); i < end; ++i) zero |= data[i] == 0;
+    if (zero) return true;
+  }
+  return false;
+}
+
+bool has_zero(const TensorBase& t) {
+  TensorBase dense = t.contiguous();
+  const void* data = dense.data_ptr();
+  switch (dense.element_size()) {
+    case 1:
+      return has_zero_bits(static_cast<const uint8_t*>(data), dense.numel());
+    case 2:
+      return has_zero_bits(static_cast<const uint16_t*>(data), dense.numel());
+    case 4:
+      return has_zero_bits(static_cast<const uint32_t*>(data), dense.numel());
+    default:
+      return has_zero_bits(static_cast<const uint64_t*>(data), dense.numel());
+  }
+}
+
+// PyTorch's CPU errors for integer arithmetic with no integer answer. CUDA is not checked: a
+// check would cost a device-to-host sync per call (the functors give 0 there; docs/architecture.md).
+void check_integer_domain(const PointwiseSpec& spec, const Plan& p, const Scalar* const* scalars, int ns) {
+  if (!p.device.is_cpu() || !is_integral(p.compute, /*include_bool=*/true)) return;
+  if (spec.integer_exponent >= 0 && spec.integer_exponent < ns) {
+    const Scalar* e = scalars[spec.integer_exponent];
+    KILN_CHECK(!e || !(e->is_integral() && e->to_int() < 0), ValueError, spec.op, "exponent",
+               "Integers to negative integer powers are not allowed.");
+  }
+}
+
 PointwiseCall make_call(const PointwiseSpec& spec, const Plan& p, const TensorBase* const* in, int n) {
   PointwiseCall call;
   call.spec = &spec;
@@ -100,6 +138,9 @@ PointwiseCall make_call(const PointwiseSpec& spec, const Plan& p, const TensorBa
     // cast before expanding, so a broadcast operand is converted once, not per output element
     bool is_bool_input = spec.bool_input_mask & (1u << i);
     TensorBase t = cast(*in[i], is_bool_input ? DType::Bool : p.compute, p.device);
+    // after the cast, which can make a zero (uint8 // 256), before anything is written
+    if (i == spec.integer_divisor && t.is_cpu() && is_integral(p.compute, /*include_bool=*/true))
+      KILN_CHECK(!has_zero(t), ValueError, spec.op, arg_name(spec, i), "integer division by zero (ZeroDivisionError)");
     call.inputs[i] = t.sizes().equals(p.shape) ? t : views::expanded(t, p.shape);
   }
   return call;
@@ -140,6 +181,7 @@ PointwiseCall prepare(const PointwiseSpec& spec, std::initializer_list<const Ten
                       std::initializer_list<const Scalar*> promoting_scalars) {
   int n = int(inputs.size());
   Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
+  check_integer_domain(spec, p, promoting_scalars.begin(), int(promoting_scalars.size()));
   PointwiseCall call = make_call(spec, p, inputs.begin(), n);
   call.out = detail::empty_dense(p.shape, p.out, p.device, spec.op);
   return call;
@@ -150,6 +192,7 @@ PointwiseCall prepare_inplace(const PointwiseSpec& spec, TensorBase& self,
                               std::initializer_list<const Scalar*> promoting_scalars) {
   int n = int(inputs.size());
   Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
+  check_integer_domain(spec, p, promoting_scalars.begin(), int(promoting_scalars.size()));
   support::check_destination(spec.op, "self", self, p.out, p.device);
   KILN_CHECK(self.sizes().equals(p.shape), ShapeError, spec.op, "self", "output with shape ", shape_str(self.sizes()),
              " doesn't match the broadcast shape ", shape_str(p.shape));
@@ -164,6 +207,7 @@ PointwiseCall prepare_out(const PointwiseSpec& spec, TensorBase& out, std::initi
                           std::initializer_list<const Scalar*> promoting_scalars) {
   int n = int(inputs.size());
   Plan p = make_plan(spec, inputs.begin(), n, promoting_scalars.begin(), int(promoting_scalars.size()));
+  check_integer_domain(spec, p, promoting_scalars.begin(), int(promoting_scalars.size()));
   support::check_destination(spec.op, "out", out, p.out, p.device);
   // inputs are captured as views first, so resizing `out` cannot change what they read
   PointwiseCall call = make_call(spec, p, inputs.begin(), n);

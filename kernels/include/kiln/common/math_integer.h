@@ -1,8 +1,9 @@
 #ifndef KILN_KERNELS_COMMON_MATH_INTEGER_H_
 #define KILN_KERNELS_COMMON_MATH_INTEGER_H_
-// pow and the division family. Integer kernels cannot raise, so where PyTorch raises
-// ZeroDivisionError (integer division or remainder by zero) they return 0, and the one
-// overflowing quotient, INT_MIN / -1 (a hardware trap on x86), wraps to INT_MIN.
+// pow and the division family. Integer kernels cannot raise: on the CPU the ops check their
+// divisor before the kernel runs and raise as PyTorch does (registry key `integer_divisor`); on
+// CUDA, which is not checked, division or remainder by zero gives 0 here. The one overflowing
+// quotient, INT_MIN / -1 (a hardware trap on x86), wraps to INT_MIN.
 #include "math_base.h"
 
 namespace kiln::math {
