@@ -195,14 +195,61 @@ TEST_CASE("formulas: pow backward helpers") {
   check_values(pow_backward(g, x, Scalar(3)), {3, 12, 54}, {3});
   check_values(pow_backward(g, x, Scalar(0)), {0, 0, 0}, {3});
   check_values(pow_backward(f64({1, 1}), f64({1, 4}), Scalar(0.5)), {0.5, 0.25}, {2});
-  // PyTorch: d/dself of [2, 3] ** [0, 2] -> [0, 6]
-  check_values(pow_backward_self(f64({1, 1}), f64({2, 3}), f64({0, 2})), {0, 6}, {2});
+  // PyTorch: d/dself of [2, 3] ** [0, 2] -> [0, 6]; the exponent's gradient was not asked for
+  auto [self_only, no_exponent] = pow_backward(f64({1, 1}), f64({2, 3}), f64({0, 2}), f64({1, 9}), {true, false});
+  check_values(self_only, {0, 6}, {2});
+  CHECK_FALSE(no_exponent.defined());
   // PyTorch: d/dexponent of [0, 2, 0] ** [2, 3, -1] -> [0, 8 ln 2, -inf]
   Tensor base = f64({0, 2, 0});
   Tensor e = f64({2, 3, -1});
   double inf = std::numeric_limits<double>::infinity();
-  check_values(pow_backward_exponent(ones({3}, TensorOptions(kFloat64)), base, e, pow(base, e)),
-               {0, 5.5451774445, -inf}, {3});
+  auto [no_self, exponent_only] =
+      pow_backward(ones({3}, TensorOptions(kFloat64)), base, e, pow(base, e), {false, true});
+  CHECK_FALSE(no_self.defined());
+  check_values(exponent_only, {0, 5.5451774445, -inf}, {3});
+}
+
+TEST_CASE("formulas: joint formulas of binary ops give each input's gradient, only when asked") {
+  const Tensor a = f64({1, -2, 3});
+  const Tensor b = f64({2, 4, 3});
+  const Tensor g = f64({1, 2, -1});
+  // div: d/da = g / b, d/db = -g a / b^2
+  auto [div_a, div_b] = div_backward(g, a, b, {true, true});
+  check_values(div_a, {0.5, 0.5, -1.0 / 3}, {3});
+  check_values(div_b, {-0.25, 0.25, 1.0 / 3}, {3});
+  auto [none_a, only_b] = div_backward(g, a, b, {false, true});
+  CHECK_FALSE(none_a.defined());
+  check_values(only_b, {-0.25, 0.25, 1.0 / 3}, {3});
+  // atan2(a, b): d/da = g b / (a^2 + b^2), d/db = -g a / (a^2 + b^2)
+  auto [atan2_a, atan2_b] = atan2_backward(g, a, b, {true, true});
+  check_values(atan2_a, {0.4, 0.4, -1.0 / 6}, {3});
+  check_values(atan2_b, {-0.2, 0.2, 1.0 / 6}, {3});
+  // hypot: g a / r, g b / r
+  const Tensor r = f64({std::sqrt(5.0), std::sqrt(20.0), std::sqrt(18.0)});
+  auto [hypot_a, hypot_b] = hypot_backward(g, a, b, r, {true, false});
+  check_values(hypot_a, {1 / std::sqrt(5.0), -4 / std::sqrt(20.0), -3 / std::sqrt(18.0)}, {3});
+  CHECK_FALSE(hypot_b.defined());
+  // maximum/minimum: the tie (3, 3) splits the gradient in half
+  auto [max_a, max_b] = extremum_backward(g, a, b, /*is_max=*/true, {true, true});
+  check_values(max_a, {0, 0, -0.5}, {3});
+  check_values(max_b, {1, 2, -0.5}, {3});
+  auto [min_a, min_b] = extremum_backward(g, a, b, /*is_max=*/false, {true, true});
+  check_values(min_a, {1, 2, -0.5}, {3});
+  check_values(min_b, {0, 0, -0.5}, {3});
+  // lerp(self, end, w): self gets g (1 - w), end gets g w
+  auto [lerp_self, lerp_end] = lerp_backward(g, f64({0.25, 0.5, 1}), {true, true});
+  check_values(lerp_self, {0.75, 1, 0}, {3});
+  check_values(lerp_end, {0.25, 1, -1}, {3});
+  // addcdiv(s, t1, t2, value=2): t1 gets 2 g / t2, t2 gets -2 g t1 / t2^2
+  auto [t1_grad, t2_grad] = addcdiv_backward(g, a, b, Scalar(2), {true, true});
+  check_values(t1_grad, {1, 1, -2.0 / 3}, {3});
+  check_values(t2_grad, {-0.5, 0.5, 2.0 / 3}, {3});
+  // mm: mat1 gets g @ mat2^T, mat2 gets mat1^T @ g
+  const Tensor m1 = f64({1, 2, 3, 4}, {2, 2});
+  const Tensor m2 = f64({1, 0, -1, 2}, {2, 2});
+  auto [g1, g2] = mm_backward(ones({2, 2}, TensorOptions(kFloat64)), m1, m2, Scalar(1), {true, true});
+  check_values(g1, {1, 1, 1, 1}, {2, 2});
+  check_values(g2, {4, 4, 6, 6}, {2, 2});
 }
 
 TEST_CASE("formulas: permute_backward and cat_backward") {

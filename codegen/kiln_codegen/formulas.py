@@ -3,6 +3,7 @@ find which saved values each formula needs."""
 import os
 import re
 
+from . import expr_syntax
 from .errors import RegistryError
 
 _IDENT = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
@@ -17,6 +18,7 @@ CORE_METHODS = {"sizes", "strides", "size", "stride", "dim", "numel", "dtype", "
 
 def tokens(text):
     """Yield (name, is_call, is_member) for every identifier in a C++ expression."""
+    text = re.sub(r"/\*.*?\*/", " ", text)  # /*is_max=*/true names no local
     for m in _IDENT.finditer(text):
         start, end = m.span()
         before = text[:start].rstrip()
@@ -63,11 +65,16 @@ def _math_functions(root):
 
 
 def local_names(op):
+    """What a formula of `op` may read: each output and its gradient (grad/result for one output;
+    grad_<name>, <name> and result<N> for several), the arguments, a Tensor's sizes and dtype."""
     names = {"grad", "result"} if len(op.sig.returns) == 1 else set()
-    for r in op.sig.returns:
+    for i, r in enumerate(op.sig.returns):
+        if len(op.sig.returns) > 1:
+            names.add(f"result{i}")
         if r.name:
             names.add(r.name)
-            names.add(f"grad_{r.name}")
+            if op.output_differentiable(i):
+                names.add(f"grad_{r.name}")
     for a in op.sig.arguments:
         names.add(a.name)
         if a.type.base == "Tensor":
@@ -91,9 +98,12 @@ def check_registry(registry, formula_lines, root, errors):
     for op in registry.ops:
         locals_ = local_names(op)
         for inp, formula in op.derivatives.items():
+            # a joint formula learns which of its inputs need a gradient
+            formula_locals = locals_ | ({"grad_input_mask"} if "," in inp else set())
             line = formula_lines.get((op.full_name, inp), op.line)
-            if formula.count("(") != formula.count(")"):
-                errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name}: unbalanced parentheses"))
+            bad = expr_syntax.problem(formula)
+            if bad:
+                errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} is not a C++ expression: {bad}"))
                 continue
             over_base = (op.kind == "pointwise" or op.structured) and not op.is_factory
             for name, is_call, is_member in tokens(formula):
@@ -109,10 +119,14 @@ def check_registry(registry, formula_lines, root, errors):
                         continue
                     errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} calls unknown function '{name}'",
                                                 "use a kiln op from ops/*.yaml or a helper declared in runtime/include/kiln/autograd/formulas.h"))
-                elif name not in locals_ and name not in CONSTANTS:
+                elif name not in formula_locals and name not in CONSTANTS:
                     errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} names unknown input '{name}'",
-                                                f"names in scope: {', '.join(sorted(locals_))}"))
+                                                f"names in scope: {', '.join(sorted(formula_locals))}"))
         if op.kind == "pointwise":
+            bad = expr_syntax.problem(op.body)
+            if bad:
+                errors.append(RegistryError(op.line, f"{op.full_name}: the pointwise expression is not a C++ expression: {bad}"))
+                continue
             args = {a.name for a in op.sig.arguments}
             for name, is_call, is_member in tokens(op.body):
                 if is_member:

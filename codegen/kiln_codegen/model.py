@@ -29,6 +29,7 @@ OP_KEYS = {
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
     "result_dtype", "identity", "zero_dim", "differentiable", "compare", "integer_divisor", "integer_exponent",
+    "output_differentiability",
 }
 # What the generated forward test compares with PyTorch's result: the values, or only sizes,
 # dtype and device (uninitialized results such as empty's, and draws from kiln's generator).
@@ -81,8 +82,11 @@ class Op:
     integer_exponent: Optional[str] = None
     zero_dim: List[str] = field(default_factory=list)  # Tensor arguments that must be 0-d (a "value tensor")
     choices: Dict[str, List[str]] = field(default_factory=dict)
+    # formula per key: one input name ("self"), or several ("self, other") for a joint formula
+    # that returns their gradients together and may read `grad_input_mask`
     derivatives: Dict[str, str] = field(default_factory=dict)
     non_differentiable: List[str] = field(default_factory=list)
+    output_differentiability: List[bool] = field(default_factory=list)  # per output; empty: all
     gradgrad: bool = True
     variants: List[str] = field(default_factory=list)
     operators: List[str] = field(default_factory=list)
@@ -141,6 +145,14 @@ class Op:
         return bool(self.derivatives)
 
     @property
+    def differentiable_inputs(self):
+        """The names that have a gradient formula, single or joint."""
+        return {name for key in self.derivatives for name in formula_inputs(key)}
+
+    def output_differentiable(self, index):
+        return not self.output_differentiability or self.output_differentiability[index]
+
+    @property
     def tensor_args(self):
         return [a for a in self.sig.arguments if a.type.is_tensor]
 
@@ -167,6 +179,11 @@ class Registry:
 
     def by_name(self, name):
         return [o for o in self.ops if o.name == name]
+
+
+def formula_inputs(key):
+    """The inputs a derivatives key names: "self" or, for a joint formula, "self, other"."""
+    return [name.strip() for name in key.split(",")]
 
 
 def _as_list(value):
@@ -486,28 +503,48 @@ def _parse_op(raw, groups, ctx, errors):
     if derivs and kind == "composite" and not op.is_function:
         errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: a composite body gets autograd from its parts; remove 'derivatives'",
                                     "or write composite: <function>, which derivatives record as one node"))
+    seen_inputs = set()
     for k, v in derivs.items():
         dline = derivs.line_of(k) if hasattr(derivs, "line_of") else raw.line_of("derivatives")
-        a = op.arg(k)
-        if a is None:
-            errors.append(RegistryError(dline, f"derivative for unknown input '{k}' of {sig.full_name}",
-                                        f"inputs: {', '.join(x.name for x in sig.arguments if x.type.base == 'Tensor')}"))
-        elif a.type.base != "Tensor":
-            errors.append(RegistryError(dline, f"derivative for '{k}', which is {a.type.schema()}, not a Tensor"))
+        names = formula_inputs(str(k))
+        key = ", ".join(names)
+        for name in names:
+            a = op.arg(name)
+            if a is None:
+                errors.append(RegistryError(dline, f"derivative for unknown input '{name}' of {sig.full_name}",
+                                            f"inputs: {', '.join(x.name for x in sig.arguments if x.type.base == 'Tensor')}"))
+            elif a.type.base != "Tensor":
+                errors.append(RegistryError(dline, f"derivative for '{name}', which is {a.type.schema()}, not a Tensor"))
+            elif len(names) > 1 and a.type.is_list:
+                errors.append(RegistryError(dline, f"joint derivative '{key}' names the list '{name}'",
+                                            "give a list input a formula of its own (it returns one gradient per element)"))
+            if name in seen_inputs:
+                errors.append(RegistryError(dline, f"{sig.full_name}: input '{name}' has two derivative formulas"))
+            seen_inputs.add(name)
         if not isinstance(v, str) or not v.strip():
-            errors.append(RegistryError(dline, f"derivative of '{k}' must be a formula string"))
+            errors.append(RegistryError(dline, f"derivative of '{key}' must be a formula string"))
         else:
-            op = replace(op, derivatives={**op.derivatives, k: v.strip()})
-            ctx.formula_lines[(op.full_name, k)] = dline
+            op = replace(op, derivatives={**op.derivatives, key: v.strip()})
+            ctx.formula_lines[(op.full_name, key)] = dline
     op = replace(op, non_differentiable=_as_list(raw.get("non_differentiable", [])))
     for k in op.non_differentiable:
         if op.arg(k) is None or op.arg(k).type.base != "Tensor":
             errors.append(RegistryError(raw.line_of("non_differentiable"), f"non_differentiable: '{k}' is not a Tensor argument"))
     if op.derivatives:
         for a in op.tensor_args + [x for x in sig.arguments if x.type.is_tensor_list]:
-            if a.name not in op.derivatives and a.name not in op.non_differentiable and a.name not in op.bool_inputs:
+            if a.name not in op.differentiable_inputs and a.name not in op.non_differentiable and a.name not in op.bool_inputs:
                 errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: no derivative for input '{a.name}'",
                                             "add a formula, or list it under non_differentiable"))
+    if "output_differentiability" in raw:
+        flags = raw["output_differentiability"]
+        oline = raw.line_of("output_differentiability")
+        if not isinstance(flags, list) or len(flags) != len(sig.returns) or not all(isinstance(f, bool) for f in flags):
+            errors.append(RegistryError(oline, f"{sig.full_name}: output_differentiability must list true/false for each of "
+                                        f"its {len(sig.returns)} outputs"))
+        elif not op.derivatives:
+            errors.append(RegistryError(oline, f"{sig.full_name}: output_differentiability applies to ops with derivatives"))
+        else:
+            op = replace(op, output_differentiability=flags)
     op = replace(op, gradgrad=bool(raw.get("gradgrad", True)))
     if "differentiable" in raw:
         op = replace(op, composes_gradients=bool(raw["differentiable"]))

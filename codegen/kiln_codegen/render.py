@@ -121,7 +121,7 @@ def is_grad_tested(op):
 
 def differentiable_inputs(op):
     if op.derivatives:
-        return [a.name for a in op.sig.arguments if a.name in op.derivatives]
+        return [a.name for a in op.sig.arguments if a.name in op.differentiable_inputs]
     if op.kind != "composite" or not op.composes_gradients:
         return []
     return [a.name for a in op.sig.arguments if a.type.base == "Tensor" and a.name not in op.non_differentiable]

@@ -3,7 +3,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from . import cpp, formulas
-from .model import COMPLEX, DTYPES, FLOATING, INTEGRAL, META_FAMILIES, normalized_samples
+from .model import COMPLEX, DTYPES, FLOATING, INTEGRAL, META_FAMILIES, formula_inputs, normalized_samples
 
 @dataclass(frozen=True)
 class SavedInput:
@@ -38,6 +38,14 @@ class GradInput:
     is_list: bool
     index: int                    # slots of the single Tensors before it
     lists_before: Tuple[str, ...]  # lists before it, one slot per element each
+
+
+@dataclass(frozen=True)
+class JointGrad:
+    """A formula that returns the gradients of several inputs at once (`self, other: f(...)`):
+    the inputs in key order, each with its edge slot."""
+    formula: str
+    inputs: Tuple[GradInput, ...]
 
 
 @dataclass(frozen=True)
@@ -208,19 +216,24 @@ class OpView:
         """Facts the autograd node is rendered from (templates/autograd.j2)."""
         op = self.op
         self.differentiable = bool(op.derivatives)
-        self.diff_inputs = [a for a in op.sig.arguments if a.name in op.derivatives]
+        self.diff_inputs = [a for a in op.sig.arguments if a.name in op.differentiable_inputs]
         used = set()
         for f in op.derivatives.values():
             used |= formulas.used_locals(op, f)
-        self.used = used
         returns = op.sig.returns
         self.multi_output = len(returns) > 1
         if self.multi_output:
             self.grad_names = [f"grad_{r.name}" for r in returns]
             self.output_names = [r.name for r in returns]
+            # result<N> reads output N under its own name
+            self.result_aliases = [(f"result{i}", r) for i, r in enumerate(self.output_names) if f"result{i}" in used]
+            used |= {name for _, name in self.result_aliases}
         else:
             self.grad_names = ["grad"]
             self.output_names = ["result"]
+            self.result_aliases = []
+        self.used = used
+        self.output_differentiable = [op.output_differentiable(i) for i in range(len(returns))]
         # what the formulas read: arguments, then outputs (saved without history)
         self.saved_inputs = [
             SavedInput(name=a.name,
@@ -236,17 +249,21 @@ class OpView:
                       dtype_local=f"{a.name}_dtype" in used and not a.type.is_list)
             for a in op.sig.arguments
             if a.type.base == "Tensor"
-            and (a.name in op.derivatives or f"{a.name}_sizes" in used or f"{a.name}_dtype" in used)]
+            and (a.name in op.differentiable_inputs or f"{a.name}_sizes" in used or f"{a.name}_dtype" in used)]
         # one edge per differentiable Tensor, one per element of a differentiable list: an
         # input's first slot is its position among them, plus the lengths of the lists before it
         grads, index, lists_before = [], 0, []
+        single = {key: f for key, f in op.derivatives.items() if "," not in key}
         for a in self.diff_inputs:
-            grads.append(GradInput(name=a.name, formula=op.derivatives[a.name], is_list=a.type.is_list,
+            grads.append(GradInput(name=a.name, formula=single.get(a.name, ""), is_list=a.type.is_list,
                                    index=index, lists_before=tuple(lists_before)))
             if a.type.is_list:
                 lists_before.append(a.name)
             else:
                 index += 1
+        by_name = {g.name: g for g in grads}
+        self.joint_grads = [JointGrad(formula=f, inputs=tuple(by_name[n] for n in formula_inputs(key)))
+                            for key, f in op.derivatives.items() if "," in key]
         self.grad_inputs = grads
         # one allocation for the edge list when its length is known up front
         self.edge_reserve = len(grads) if len(grads) > 1 and not lists_before else 0

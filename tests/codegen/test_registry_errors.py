@@ -137,6 +137,56 @@ class RegistryErrors(unittest.TestCase):
         self.assertIn("grad_inputs[1] = support::finish_grad(grad * self, other_sizes_, other_dtype_);", text)
         self.assertNotIn("0 + 1", text)
 
+    JOINT = VALID.replace("    self: grad * other\n    other: grad * self", "    self, other: mul_backward(grad, self, other, grad_input_mask)")
+    TWO_OUTPUTS = """\
+- signature: frexp(Tensor self) -> (Tensor mantissa, Tensor exponent)
+  family: reduction
+  dtypes: [floating]
+  backends: [cpu]
+  kernel: sum_all
+  meta: reduction
+  output_differentiability: [true, false]
+  derivatives:
+    self: grad_mantissa / result1
+  doc: Mantissa and exponent.
+"""
+
+    def test_joint_formula_computes_what_the_mask_asks(self):
+        helpers = os.path.join(self.tmp.name, "runtime", "include", "kiln", "autograd")
+        os.makedirs(helpers)
+        with open(os.path.join(helpers, "formulas.h"), "w") as f:
+            f.write("std::tuple<TensorBase, TensorBase> mul_backward(const TensorBase& grad, const TensorBase& self);\n")
+        r = self.run_gen(self.JOINT, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "generated", "src", "ops", "mul_Tensor.cpp")) as f:
+            text = f.read()
+        self.assertIn("const std::array<bool, 2> grad_input_mask = {next_edges[0].valid(), next_edges[1].valid()};", text)
+        self.assertIn("auto [self_grad, other_grad] = mul_backward(grad, self, other, grad_input_mask);", text)
+        self.assertIn("grad_inputs[1] = support::finish_grad(other_grad, other_sizes_, other_dtype_);", text)
+
+    def test_input_in_two_formulas(self):
+        self.assertError(self.JOINT.replace("grad_input_mask)", "grad_input_mask)\n    other: grad"), 15,
+                         "input 'other' has two derivative formulas")
+
+    def test_grad_input_mask_only_in_joint_formulas(self):
+        self.assertError(VALID.replace("other: grad * self", "other: grad * self * grad_input_mask"), 15,
+                         "names unknown input 'grad_input_mask'")
+
+    def test_output_differentiability(self):
+        r = self.run_gen(VALID + self.TWO_OUTPUTS, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "generated", "src", "ops", "frexp.cpp")) as f:
+            text = f.read()
+        self.assertIn("autograd::set_history(std::get<0>(result), node, 0);", text)
+        self.assertNotIn("autograd::set_history(std::get<1>(result)", text)
+        self.assertIn("const TensorBase& result1 = exponent;", text)  # result<N> reads output N
+
+    def test_output_differentiability_errors(self):
+        self.assertError(VALID + self.TWO_OUTPUTS.replace("/ result1", "/ grad_exponent"), 43,
+                         "names unknown input 'grad_exponent'")  # the gradient of an output without one
+        self.assertError(VALID + self.TWO_OUTPUTS.replace("[true, false]", "[true]"), 41,
+                         "output_differentiability must list true/false for each of its 2 outputs")
+
     def test_unknown_key(self):
         self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  pointwize: 1"), 7,
                          "unknown key 'pointwize'")
@@ -226,6 +276,12 @@ class RegistryErrors(unittest.TestCase):
     def test_integer_exponent_must_promote(self):
         self.assertError(VALID.replace("  pointwise: self * other", "  pointwise: self * other\n  integer_exponent: other"), 13,
                          "integer_exponent: 'other' is not one of promote_scalars")
+
+    def test_formula_syntax(self):
+        self.assertError(VALID.replace("other: grad * self", "other: grad * |self"), 15,
+                         "derivative of 'other' in mul.Tensor is not a C++ expression: expected a value at column 8")
+        self.assertError(VALID.replace("  pointwise: self * other", "  pointwise: self * (other"), 10,
+                         "the pointwise expression is not a C++ expression: the expression ends early")
 
     def test_pointwise_unknown_math_function(self):
         os.makedirs(os.path.join(self.tmp.name, "kernels", "include", "kiln", "common"))

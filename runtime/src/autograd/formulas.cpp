@@ -92,24 +92,85 @@ TensorBase pow_backward(const TensorBase& grad_in, const TensorBase& self_in, co
   return grad * (pow(self, minus_one(exponent)) * exponent);
 }
 
-TensorBase pow_backward_self(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& exponent_in) {
-  const Tensor grad(grad_in);
-  const Tensor self(self_in);
-  const Tensor exponent(exponent_in);
-  return where(exponent == 0, zeros({}, grad.options()), grad * (exponent * pow(self, exponent - 1)));
-}
-
-TensorBase pow_backward_exponent(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& exponent_in,
-                                 const TensorBase& result_in) {
+std::tuple<TensorBase, TensorBase> pow_backward(const TensorBase& grad_in, const TensorBase& self_in,
+                                                const TensorBase& exponent_in, const TensorBase& result_in,
+                                                std::array<bool, 2> mask) {
   const Tensor grad(grad_in);
   const Tensor self(self_in);
   const Tensor exponent(exponent_in);
   const Tensor result(result_in);
-  // d/de x^e = x^e log x, except 0^e with e >= 0 (real), where PyTorch uses 0 instead of
-  // 0 * -inf. |e| == e holds exactly for real e >= 0, also for complex e.
-  Tensor at_zero = logical_and(self == 0, abs(exponent) == exponent);
-  Tensor base = self.dtype() == result.dtype() ? self : self.to(result.dtype());
-  return grad * where(at_zero, zeros({}, grad.options()), result * log(base));
+  const Tensor zero = zeros({}, grad.options());
+  Tensor grad_self, grad_exponent;
+  if (mask[0]) grad_self = where(exponent == 0, zero, grad * (exponent * pow(self, exponent - 1)));
+  if (mask[1]) {
+    // d/de x^e = x^e log x, except 0^e with e >= 0 (real), where PyTorch uses 0 instead of
+    // 0 * -inf. |e| == e holds exactly for real e >= 0, also for complex e.
+    Tensor at_zero = logical_and(self == 0, abs(exponent) == exponent);
+    Tensor base = self.dtype() == result.dtype() ? self : self.to(result.dtype());
+    grad_exponent = grad * where(at_zero, zero, result * log(base));
+  }
+  return {grad_self, grad_exponent};
+}
+
+std::tuple<TensorBase, TensorBase> div_backward(const TensorBase& grad_in, const TensorBase& self_in,
+                                                const TensorBase& other_in, std::array<bool, 2> mask) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor other(other_in);
+  // d(a/b)/db = -a / b^2 = -(1 / b) * (a / b): other's gradient reuses self's
+  Tensor grad_self = grad / other;
+  Tensor grad_other;
+  if (mask[1]) grad_other = -grad_self * self / other;
+  return {mask[0] ? grad_self : Tensor(), grad_other};
+}
+
+std::tuple<TensorBase, TensorBase> atan2_backward(const TensorBase& grad_in, const TensorBase& self_in,
+                                                  const TensorBase& other_in, std::array<bool, 2> mask) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor other(other_in);
+  const Tensor scaled = grad / (self * self + other * other);  // the denominator both share
+  return {mask[0] ? scaled * other : Tensor(), mask[1] ? -scaled * self : Tensor()};
+}
+
+std::tuple<TensorBase, TensorBase> hypot_backward(const TensorBase& grad_in, const TensorBase& self_in,
+                                                  const TensorBase& other_in, const TensorBase& result_in,
+                                                  std::array<bool, 2> mask) {
+  const Tensor self(self_in);
+  const Tensor other(other_in);
+  const Tensor scaled = Tensor(grad_in) / Tensor(result_in);
+  return {mask[0] ? scaled * self : Tensor(), mask[1] ? scaled * other : Tensor()};
+}
+
+std::tuple<TensorBase, TensorBase> extremum_backward(const TensorBase& grad_in, const TensorBase& self_in,
+                                                     const TensorBase& other_in, bool is_max,
+                                                     std::array<bool, 2> mask) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor other(other_in);
+  const Tensor tie = self == other;
+  const Tensor half = grad / 2;
+  Tensor grad_self, grad_other;
+  if (mask[0]) grad_self = where(tie, half, grad * (is_max ? self > other : self < other));
+  if (mask[1]) grad_other = where(tie, half, grad * (is_max ? other > self : other < self));
+  return {grad_self, grad_other};
+}
+
+std::tuple<TensorBase, TensorBase> lerp_backward(const TensorBase& grad_in, const TensorBase& weight_in,
+                                                 std::array<bool, 2> mask) {
+  const Tensor grad(grad_in);
+  const Tensor grad_end = grad * Tensor(weight_in);  // self's is grad * (1 - weight) = grad - this
+  return {mask[0] ? grad - grad_end : Tensor(), mask[1] ? grad_end : Tensor()};
+}
+
+std::tuple<TensorBase, TensorBase> addcdiv_backward(const TensorBase& grad_in, const TensorBase& tensor1_in,
+                                                    const TensorBase& tensor2_in, const Scalar& value,
+                                                    std::array<bool, 2> mask) {
+  const Tensor tensor1(tensor1_in);
+  const Tensor tensor2(tensor2_in);
+  const Tensor grad_tensor1 = Tensor(grad_in) * value / tensor2;
+  // d(t1 / t2)/dt2 = -(t1 / t2) / t2: tensor1's gradient times -t1 / t2
+  return {mask[0] ? grad_tensor1 : Tensor(), mask[1] ? -grad_tensor1 * tensor1 / tensor2 : Tensor()};
 }
 
 TensorBase permute_backward(const TensorBase& grad_in, IntArrayRef dims) {

@@ -1,4 +1,4 @@
-// Gradients of the matrix products (PyTorch's mm_mat1_backward / mm_mat2_backward).
+// Gradients of the matrix products (PyTorch's mm_mat1_backward and mm_mat2_backward in one).
 #include "kiln/autograd/formulas.h"
 #include "kiln/core.h"
 #include "kiln/gen/api/mm.h"
@@ -11,22 +11,21 @@ TensorBase scale_grad(const TensorBase& grad_in, const Scalar& s) {
   return grad * s;
 }
 
-TensorBase mm_mat1_backward(const TensorBase& grad_in, const TensorBase& mat2_in, const Scalar& alpha) {
-  const Tensor grad(grad_in);
-  const Tensor mat2(mat2_in);
-  return scale_grad(mm(grad, mat2.t()), alpha);
-}
-
-TensorBase mm_mat2_backward(const TensorBase& grad_in, const TensorBase& mat1_in, const TensorBase& mat2_in,
-                            const Scalar& alpha) {
+std::tuple<TensorBase, TensorBase> mm_backward(const TensorBase& grad_in, const TensorBase& mat1_in,
+                                               const TensorBase& mat2_in, const Scalar& alpha,
+                                               std::array<bool, 2> mask) {
   const Tensor grad(grad_in);
   const Tensor mat1(mat1_in);
   const Tensor mat2(mat2_in);
-  // A column-major mat2 (a transposed view) gets (grad^T @ mat1)^T: the same values, laid out
-  // like mat2, so the transpose's own backward hands the base tensor a contiguous gradient.
-  const bool column_major = mat2.dim() == 2 && mat2.size(0) > 1 && mat2.size(1) > 1 && mat2.stride(0) == 1;
-  Tensor g = column_major ? mm(grad.t(), mat1).t() : mm(mat1.t(), grad);
-  return scale_grad(g, alpha);
+  Tensor grad_mat1, grad_mat2;
+  if (mask[0]) grad_mat1 = scale_grad(mm(grad, mat2.t()), alpha);
+  if (mask[1]) {
+    // A column-major mat2 (a transposed view) gets (grad^T @ mat1)^T: the same values, laid out
+    // like mat2, so the transpose's own backward hands the base tensor a contiguous gradient.
+    const bool column_major = mat2.dim() == 2 && mat2.size(0) > 1 && mat2.size(1) > 1 && mat2.stride(0) == 1;
+    grad_mat2 = scale_grad(column_major ? mm(grad.t(), mat1).t() : mm(mat1.t(), grad), alpha);
+  }
+  return {grad_mat1, grad_mat2};
 }
 
 }  // namespace kiln

@@ -4,7 +4,9 @@
 // differentiable kiln ops, so the gradient of a gradient (create_graph=true) works. Declared
 // over TensorBase, so the generated entries that call them need no op's declaration.
 // Semantics follow PyTorch's torch/csrc/autograd/FunctionsManual.cpp.
+#include <array>
 #include <optional>
+#include <tuple>
 #include <vector>
 #include "kiln/tensor_base.h"
 
@@ -52,9 +54,9 @@ TensorBase nll_loss_backward(const TensorBase& grad, const TensorBase& self, con
 
 // Matrix products. mat2's gradient is computed in mat2's own layout: for weight.t() (linear)
 // that makes the gradient reaching the weight contiguous, with no transposing copy.
-TensorBase mm_mat1_backward(const TensorBase& grad, const TensorBase& mat2, const Scalar& alpha);
-TensorBase mm_mat2_backward(const TensorBase& grad, const TensorBase& mat1, const TensorBase& mat2,
-                            const Scalar& alpha);
+// Joint: mat1's and mat2's gradients of alpha * mat1 @ mat2, each only when `mask` asks.
+std::tuple<TensorBase, TensorBase> mm_backward(const TensorBase& grad, const TensorBase& mat1, const TensorBase& mat2,
+                                               const Scalar& alpha, std::array<bool, 2> mask);
 // grad * s, or grad itself when s is 1 (no pass over the data for the common default).
 TensorBase scale_grad(const TensorBase& grad, const Scalar& s);
 
@@ -62,9 +64,28 @@ TensorBase scale_grad(const TensorBase& grad, const Scalar& s);
 TensorBase clamp_backward(const TensorBase& grad, const TensorBase& self, const std::optional<Scalar>& min,
                           const std::optional<Scalar>& max);
 TensorBase pow_backward(const TensorBase& grad, const TensorBase& self, const Scalar& exponent);
-TensorBase pow_backward_self(const TensorBase& grad, const TensorBase& self, const TensorBase& exponent);
-TensorBase pow_backward_exponent(const TensorBase& grad, const TensorBase& self, const TensorBase& exponent,
-                                 const TensorBase& result);
+// Joint formulas of binary pointwise ops: the gradients of both inputs from one call, sharing
+// what both need; an input that `mask` leaves out gets an undefined tensor and costs nothing.
+std::tuple<TensorBase, TensorBase> pow_backward(const TensorBase& grad, const TensorBase& self,
+                                                const TensorBase& exponent, const TensorBase& result,
+                                                std::array<bool, 2> mask);
+std::tuple<TensorBase, TensorBase> div_backward(const TensorBase& grad, const TensorBase& self, const TensorBase& other,
+                                                std::array<bool, 2> mask);
+std::tuple<TensorBase, TensorBase> atan2_backward(const TensorBase& grad, const TensorBase& self,
+                                                  const TensorBase& other, std::array<bool, 2> mask);
+std::tuple<TensorBase, TensorBase> hypot_backward(const TensorBase& grad, const TensorBase& self,
+                                                  const TensorBase& other, const TensorBase& result,
+                                                  std::array<bool, 2> mask);
+// maximum (is_max) and minimum: ties split the gradient evenly, as PyTorch.
+std::tuple<TensorBase, TensorBase> extremum_backward(const TensorBase& grad, const TensorBase& self,
+                                                     const TensorBase& other, bool is_max, std::array<bool, 2> mask);
+// lerp(self, end, weight): self's gradient is grad minus end's.
+std::tuple<TensorBase, TensorBase> lerp_backward(const TensorBase& grad, const TensorBase& weight,
+                                                 std::array<bool, 2> mask);
+// addcdiv(self, tensor1, tensor2, value): both share grad * value / tensor2.
+std::tuple<TensorBase, TensorBase> addcdiv_backward(const TensorBase& grad, const TensorBase& tensor1,
+                                                    const TensorBase& tensor2, const Scalar& value,
+                                                    std::array<bool, 2> mask);
 
 // Shape.
 TensorBase permute_backward(const TensorBase& grad, IntArrayRef dims);
