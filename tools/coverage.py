@@ -22,6 +22,9 @@ from coverage_render import render_html, render_markdown  # noqa: E402
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
           "float32", "float64", "complex64", "complex128"]
+# Gradient cells: float64 gradcheck (and gradgradcheck) for every differentiable op, and
+# complex128 gradcheck (PyTorch's conjugate-Wirtinger convention) where the op declares complex128.
+GRAD_DTYPES = ["float64", "complex128"]
 # Several results for one cell (a test run twice, say): the worst one counts.
 RANK = {"pass": 0, "unverified": 1, "fail": 2}
 
@@ -105,40 +108,48 @@ def merge(declared_doc, results, build_info=None, device_run=None):
                     cells[dtype] = c
             row["forward"][backend] = cells
             if op.get("differentiable"):
-                # gradcheck runs in float64; the cell exists when the backend declares the op
-                key = cell_key(op["name"], backend, "float64", "backward")
-                row["backward"][backend] = with_device_run(
-                    cell(bool(declared), "float64" in compiled, results.get(key), **extra), key, device_run)
+                # {gradient dtype: cell}: float64 and complex128, each where the backend declares it
+                grads = {}
+                for dtype in GRAD_DTYPES:
+                    is_declared = dtype in declared
+                    key = cell_key(op["name"], backend, dtype, "backward")
+                    c = with_device_run(cell(is_declared, dtype in compiled, results.get(key), **extra), key,
+                                        device_run)
+                    if c:
+                        grads[dtype] = c
+                row["backward"][backend] = grads
         ops.append(row)
     return backends, ops
 
 
 def totals(backends, ops):
+    """Counts per row: "<backend> forward" (every dtype), and "<backend> backward <dtype>" for
+    each gradient dtype (float64 and complex128 gradcheck apart)."""
     out = {}
     for backend in backends:
-        for check in ("forward", "backward"):
+        for check, dtypes in (("forward", None), *(("backward", [d]) for d in GRAD_DTYPES)):
             counts = {"declared": 0, "compiled": 0, "pass": 0, "fail": 0, "unverified": 0, "not run": 0}
             for op in ops:
-                cells = op[check].get(backend)
-                cells = ([cells] if cells else []) if check == "backward" else list(cells.values())
-                for c in cells:
+                cells = op[check].get(backend) or {}
+                for dtype, c in cells.items():
+                    if dtypes is not None and dtype not in dtypes:
+                        continue
                     counts["declared"] += 1
                     if c["status"] != "declared":
                         counts["compiled"] += 1
                     if c["status"] in counts and c["status"] not in ("declared", "compiled"):
                         counts[c["status"]] += 1
-            out[f"{backend} {check}"] = counts
+            out[f"{backend} {check}" + (f" {dtypes[0]}" if dtypes else "")] = counts
     return out
 
 
 def passing_cells(ops):
     keys = []
     for op in ops:
-        for backend, cells in op["forward"].items():
-            keys += [cell_key(op["name"], backend, d, "forward") for d, c in cells.items() if c["status"] == "pass"]
-        for backend, c in op["backward"].items():
-            if c and c["status"] == "pass":
-                keys.append(cell_key(op["name"], backend, "float64", "backward"))
+        for check in ("forward", "backward"):
+            for backend, cells in op[check].items():
+                keys += [cell_key(op["name"], backend, d, check) for d, c in (cells or {}).items()
+                         if c["status"] == "pass"]
     return sorted(keys)
 
 
@@ -146,9 +157,7 @@ def status_of(ops, key):
     name, backend, dtype, check = key.split(" ")
     for op in ops:
         if op["name"] == name:
-            c = op[check].get(backend)
-            if check == "forward":
-                c = (c or {}).get(dtype)
+            c = (op[check].get(backend) or {}).get(dtype)
             return (c["status"], c.get("detail", "")) if c else ("vanished", "no longer declared")
     return "vanished", "op no longer in ops/*.yaml"
 
@@ -212,7 +221,7 @@ def main():
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(args.results))) \
         if os.path.exists(args.results) else None
     report = {"results_file": shown_path(args.results), "results_time": when, "backends": backends, "dtypes": DTYPES,
-              "totals": totals(backends, ops), "ops": ops}
+              "grad_dtypes": GRAD_DTYPES, "totals": totals(backends, ops), "ops": ops}
     if device_run:
         report["device_run"] = {k: device_run[k] for k in ("device", "date", "suite", "source")}
         report["device_run"]["cells"] = len(device_run["passed"])

@@ -112,11 +112,19 @@ def str_args(sig):
 def is_grad_tested(op):
     """Ops whose gradients the generated tests check: those with formulas, and compositions
     (composite without formulas) of differentiable parts unless `differentiable: false`."""
-    if "float64" not in op.dtypes or op.is_factory or op.is_random:
+    if not {"float64", "complex128"} & set(op.dtypes):
+        return False  # gradcheck runs in those
+    if op.is_factory or op.is_random:
         return False  # a factory's or a draw's values do not depend on its inputs' values
     if op.derivatives:
         return True
     return op.kind == "composite" and bool(differentiable_inputs(op))
+
+
+def grad_dtypes(op, backend):
+    """The dtypes gradcheck runs in, where the backend declares them: float64, and complex128
+    (PyTorch's conjugate-Wirtinger convention)."""
+    return [d for d in ("float64", "complex128") if d in op.backend_dtypes(backend)]
 
 
 def differentiable_inputs(op):
@@ -288,7 +296,8 @@ def render(registry, out_dir, sources=None):
             for backend in v.op.backends:
                 tests[backend].append(dict(full=v.full, backend=backend,
                                            dtypes=", ".join(cpp.dtype_enum(d) for d in v.op.backend_dtypes(backend)),
-                                           grad=is_grad_tested(v.op), gradgrad=str(v.op.gradgrad).lower()))
+                                           grad=is_grad_tested(v.op), gradgrad=str(v.op.gradgrad).lower(),
+                                           grad_dtypes=", ".join(cpp.dtype_enum(d) for d in grad_dtypes(v.op, backend))))
         # The device suite (tests/cuda) runs the cuda ones only where a CUDA device is present.
         for backend, prefix in (("cpu", "op_tests"), ("cuda", "cuda_op_tests")):
             if tests[backend]:

@@ -138,6 +138,10 @@ std::vector<T> TensorBase::to_vector() const {
 // ---- TensorBase: views and device moves ----
 
 TensorBase TensorBase::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset) const {
+  return as_strided_view(sizes, strides, offset, dtype());
+}
+
+TensorBase TensorBase::as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset, DType dtype) const {
   const char* op = "as_strided_view";
   KILN_CHECK(defined(), ValueError, op, "self", "undefined tensor");
   KILN_CHECK(sizes.size() == strides.size(), ShapeError, op, "strides", "got ", strides.size(), " strides for ",
@@ -153,12 +157,12 @@ TensorBase TensorBase::as_strided_view(IntArrayRef sizes, IntArrayRef strides, i
     else last += (sizes[i] - 1) * strides[i];
   }
   if (!empty) {
-    size_t need = size_t(last + 1) * kiln::element_size(dtype());
+    size_t need = size_t(last + 1) * kiln::element_size(dtype);
     KILN_CHECK(need <= storage()->nbytes(), ShapeError, op, "sizes", "sizes ", kiln::shape_str(sizes), ", strides ",
                kiln::shape_str(strides), " and offset ", offset, " need ", need, " bytes but the storage has ",
                storage()->nbytes());
   }
-  return TensorBase(detail::new_tensor_impl(storage(), dtype(), sizes, strides, offset));
+  return TensorBase(detail::new_tensor_impl(storage(), dtype, sizes, strides, offset));
 }
 
 TensorBase TensorBase::to(Device device, bool non_blocking, bool copy) const {

@@ -1,5 +1,6 @@
-// check_gradients: autograd against central finite differences in float64, first order and
-// (when the op's formulas are differentiable) second order, one coverage cell per backend.
+// check_gradients: autograd against central finite differences in float64 and complex128, first
+// order and (when the op's formulas are differentiable) second order, one coverage cell per
+// backend and dtype.
 #include <doctest/doctest.h>
 #include <random>
 #include "coverage_log.h"
@@ -46,8 +47,8 @@ std::string describe(const std::exception& e) {
 }
 
 // Empty when sample `index` passes; adds the number of Jacobian entries compared.
-std::string check_sample(const OpInfo& op, size_t index, Device device, bool gradgrad, size_t& compared) {
-  std::map<std::string, Value> base = sample_args(op, index, DType::Float64, device);
+std::string check_sample(const OpInfo& op, size_t index, DType dtype, Device device, bool gradgrad, size_t& compared) {
+  std::map<std::string, Value> base = sample_args(op, index, dtype, device);
   std::vector<Slot> slots;
   TensorList x0;
   std::vector<std::string> names;
@@ -81,9 +82,13 @@ std::string check_sample(const OpInfo& op, size_t index, Device device, bool gra
   TensorList xv = x0;
   std::vector<std::string> xv_names = names;
   for (size_t o = 0; o < outs.size(); ++o) {
-    std::vector<double> v(size_t(outs[o].numel()));
-    for (double& e : v) e = uni(rng);
-    Tensor t = host_tensor(outs[o].sizes(), DType::Float64, v);
+    std::vector<double> re(size_t(outs[o].numel())), im;
+    for (double& e : re) e = uni(rng);
+    if (is_complex(outs[o].dtype())) {
+      im.resize(re.size());
+      for (double& e : im) e = uni(rng);
+    }
+    Tensor t = host_tensor(outs[o].sizes(), is_complex(outs[o].dtype()) ? DType::Complex128 : DType::Float64, re, im);
     xv.push_back(device.is_cpu() ? t : t.to(device));
     xv_names.push_back("grad_output" + std::to_string(o));
   }
@@ -105,23 +110,27 @@ void check_gradients(const OpTestSpec& spec) {
     FAIL_CHECK(op_name << ": " << e.what());
     return;
   }
-  std::string failure;
-  size_t compared = 0;
-  for (size_t i = 0; i < op->samples.size() && failure.empty(); ++i) {
-    try {
-      std::string why = check_sample(*op, i, device, spec.gradgrad, compared);
-      if (!why.empty()) failure = "sample " + std::to_string(i) + ": " + why;
-    } catch (const std::exception& e) {
-      failure = "sample " + std::to_string(i) + ": " + describe(e);
+  for (DType dtype : spec.dtypes) {
+    std::string failure;
+    size_t compared = 0;
+    for (size_t i = 0; i < op->samples.size() && failure.empty(); ++i) {
+      try {
+        std::string why = check_sample(*op, i, dtype, device, spec.gradgrad, compared);
+        if (!why.empty()) failure = "sample " + std::to_string(i) + ": " + why;
+      } catch (const std::exception& e) {
+        failure = "sample " + std::to_string(i) + ": " + describe(e);
+      }
     }
+    if (failure.empty() && compared == 0) failure = "no sample has a differentiable input and output to check";
+    std::string detail = failure.empty() ? std::to_string(compared) + " Jacobian entries match finite differences" +
+                                               (spec.gradgrad ? " (first and second order)" : " (first order)")
+                                         : failure;
+    record_cell(op_name, spec.backend, dtype_name(dtype), "backward",
+                failure.empty() ? CellStatus::Pass : CellStatus::Fail, detail);
+    if (!failure.empty())
+      FAIL_CHECK(op_name << " [" << std::string(spec.backend) << ", " << std::string(dtype_name(dtype))
+                         << "] gradcheck: " << failure);
   }
-  if (failure.empty() && compared == 0) failure = "no sample has a differentiable input and output to check";
-  std::string detail = failure.empty()
-                           ? std::to_string(compared) + " Jacobian entries match finite differences" +
-                                 (spec.gradgrad ? " (first and second order)" : " (first order)")
-                           : failure;
-  record_cell(op_name, spec.backend, "float64", "backward", failure.empty() ? CellStatus::Pass : CellStatus::Fail, detail);
-  if (!failure.empty()) FAIL_CHECK(op_name << " [" << std::string(spec.backend) << "] gradcheck: " << failure);
 }
 
 }  // namespace kiln::testing

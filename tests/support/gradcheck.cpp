@@ -15,14 +15,43 @@ std::string fmt(double v) {
   ss << v;
   return ss.str();
 }
+
+// A tensor as the real numbers finite differences move: its values, or for a complex tensor
+// each element's real and imaginary parts in turn (view_as_real's order).
+std::vector<double> real_parameters(const Tensor& t) {
+  if (!is_complex(t.dtype())) return t.to_vector<double>();
+  std::vector<double> out;
+  for (const complex<double>& z : t.to_vector<complex<double>>()) {
+    out.push_back(z.re);
+    out.push_back(z.im);
+  }
+  return out;
+}
+
+// The inverse: a tensor of `like`'s shape and dtype (float64 or complex128) from its parameters.
+Tensor from_parameters(const Tensor& like, const std::vector<double>& p) {
+  if (!is_complex(like.dtype())) return host_tensor(like.sizes(), DType::Float64, p);
+  std::vector<double> re(p.size() / 2), im(p.size() / 2);
+  for (size_t k = 0; k < re.size(); ++k) re[k] = p[2 * k], im[k] = p[2 * k + 1];
+  return host_tensor(like.sizes(), DType::Complex128, re, im);
+}
+
+// Parameter `part` of element j of a one-hot gradient: 1, or i for the imaginary part. Seeding
+// backward with it gives d Re(w_j) (or d Im(w_j)) / d x + i d(...) / d y for every input
+// z = x + iy: PyTorch's convention, where backward(g) differentiates L = Re(sum(conj(g) * w)).
+Tensor one_hot(const Tensor& out, int64_t j, int part) {
+  std::vector<double> p(size_t(out.numel()) * (is_complex(out.dtype()) ? 2 : 1), 0.0);
+  p[is_complex(out.dtype()) ? size_t(2 * j + part) : size_t(j)] = 1.0;
+  return from_parameters(out, p);
+}
 }  // namespace
 
 TensorList leaves_of(const TensorList& xs, Device device, size_t input, size_t index, double delta) {
   TensorList out;
   for (size_t i = 0; i < xs.size(); ++i) {
-    std::vector<double> v = xs[i].to_vector<double>();
-    if (i == input) v[index] += delta;
-    Tensor t = host_tensor(xs[i].sizes(), DType::Float64, v);
+    std::vector<double> p = real_parameters(xs[i]);
+    if (i == input) p[index] += delta;
+    Tensor t = from_parameters(xs[i], p);
     if (!device.is_cpu()) t = t.to(device);
     t.requires_grad_(true);
     out.push_back(t);
@@ -30,56 +59,61 @@ TensorList leaves_of(const TensorList& xs, Device device, size_t input, size_t i
   return out;
 }
 
-
 std::string compare_jacobians(const Fn& f, const TensorList& x0, const std::vector<std::string>& names, Device device,
                               size_t& compared) {
   TensorList leaves = leaves_of(x0, device);
   TensorList outs = f(leaves);
-  // analytic[o][j][i] = d outs[o][j] / d x[i] (flattened)
+  // analytic[o][r][i][k] = d (real parameter r of outs[o]) / d (real parameter k of x[i])
   std::vector<std::vector<std::vector<std::vector<double>>>> analytic(outs.size());
   for (size_t o = 0; o < outs.size(); ++o) {
-    int64_t n = outs[o].numel();
-    analytic[o].resize(size_t(n));
-    for (int64_t j = 0; j < n; ++j) {
-      TensorList grads(x0.size());
-      if (outs[o].requires_grad()) {
-        std::vector<double> onehot(size_t(n), 0.0);
-        onehot[size_t(j)] = 1.0;
-        Tensor go = host_tensor(outs[o].sizes(), DType::Float64, onehot);
-        if (!device.is_cpu()) go = go.to(device);
-        grads = autograd::grad({outs[o]}, leaves, {go}, /*retain_graph=*/true, /*create_graph=*/false, /*allow_unused=*/true);
-      }
-      for (size_t i = 0; i < x0.size(); ++i) {
-        if (!grads[i].defined()) {
-          analytic[o][size_t(j)].emplace_back(size_t(x0[i].numel()), 0.0);
-          continue;
+    const int parts = is_complex(outs[o].dtype()) ? 2 : 1;
+    for (int64_t j = 0; j < outs[o].numel(); ++j) {
+      for (int part = 0; part < parts; ++part) {
+        TensorList grads(x0.size());
+        if (outs[o].requires_grad()) {
+          Tensor go = one_hot(outs[o], j, part);
+          if (!device.is_cpu()) go = go.to(device);
+          grads = autograd::grad({outs[o]}, leaves, {go}, /*retain_graph=*/true, /*create_graph=*/false,
+                                 /*allow_unused=*/true);
         }
-        if (!grads[i].sizes().equals(x0[i].sizes()) || grads[i].dtype() != DType::Float64)
-          return "gradient for " + names[i] + " is " + dtype_name(grads[i].dtype()) + grads[i].shape_str() +
-                 ", expected float64" + x0[i].shape_str();
-        analytic[o][size_t(j)].push_back(grads[i].to_vector<double>());
+        std::vector<std::vector<double>>& row = analytic[o].emplace_back();
+        for (size_t i = 0; i < x0.size(); ++i) {
+          if (!grads[i].defined()) {
+            row.emplace_back(real_parameters(x0[i]).size(), 0.0);
+            continue;
+          }
+          if (!grads[i].sizes().equals(x0[i].sizes()) || grads[i].dtype() != leaves[i].dtype())
+            return "gradient for " + names[i] + " is " + dtype_name(grads[i].dtype()) + grads[i].shape_str() +
+                   ", expected " + dtype_name(leaves[i].dtype()) + x0[i].shape_str();
+          row.push_back(real_parameters(grads[i]));
+        }
       }
     }
   }
   for (size_t i = 0; i < x0.size(); ++i) {
-    for (size_t k = 0; k < size_t(x0[i].numel()); ++k) {
+    const size_t n = real_parameters(x0[i]).size();
+    const char* part_name[2] = {".real", ".imag"};
+    for (size_t k = 0; k < n; ++k) {
       TensorList plus = f(leaves_of(x0, device, i, k, kEps));
       TensorList minus = f(leaves_of(x0, device, i, k, -kEps));
       for (size_t o = 0; o < outs.size(); ++o) {
-        std::vector<double> p = plus[o].to_vector<double>(), m = minus[o].to_vector<double>();
-        for (size_t j = 0; j < p.size(); ++j) {
-          double numeric = (p[j] - m[j]) / (2 * kEps), a = analytic[o][j][i][k];
+        std::vector<double> p = real_parameters(plus[o]), m = real_parameters(minus[o]);
+        for (size_t r = 0; r < p.size(); ++r) {
+          double numeric = (p[r] - m[r]) / (2 * kEps), a = analytic[o][r][i][k];
           ++compared;
-          if (!(std::fabs(a - numeric) <= kAtol + kRtol * std::fabs(numeric)))
-            return "d output" + std::to_string(o) + "[" + std::to_string(j) + "] / d " + names[i] + "[" +
-                   std::to_string(k) + "]: autograd " + fmt(a) + ", finite differences " + fmt(numeric);
+          if (!(std::fabs(a - numeric) <= kAtol + kRtol * std::fabs(numeric))) {
+            const bool out_complex = is_complex(outs[o].dtype()), in_complex = is_complex(x0[i].dtype());
+            return "d output" + std::to_string(o) + "[" + std::to_string(out_complex ? r / 2 : r) + "]" +
+                   (out_complex ? part_name[r % 2] : "") + " / d " + names[i] + "[" +
+                   std::to_string(in_complex ? k / 2 : k) + "]" + (in_complex ? part_name[k % 2] : "") + ": autograd " +
+                   fmt(a) + ", finite differences " + fmt(numeric);
+          }
         }
       }
     }
   }
   return "";
 }
-
 
 Fn vjp_fn(const Fn& f, size_t nx) {
   return [f, nx](const TensorList& leaves) {

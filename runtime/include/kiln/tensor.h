@@ -35,6 +35,9 @@ class Tensor : public TensorBase {
   Tensor as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset) const {
     return TensorBase::as_strided_view(sizes, strides, offset);
   }
+  Tensor as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset, DType dtype) const {
+    return TensorBase::as_strided_view(sizes, strides, offset, dtype);
+  }
 
   // Autograd.
   bool requires_grad() const;

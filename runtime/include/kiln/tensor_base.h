@@ -165,6 +165,9 @@ class TensorBase {
   TensorBase contiguous() const;
   // Metadata-only view over the same storage (no autograd; ops use it to build views).
   TensorBase as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset) const;
+  // The same bytes seen as another dtype (view_as_real, view_as_complex): sizes, strides and
+  // offset count elements of `dtype`.
+  TensorBase as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t offset, DType dtype) const;
 
   std::string str() const;        // PyTorch-like printing
   std::string shape_str() const;  // "[2, 3]"

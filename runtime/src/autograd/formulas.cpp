@@ -3,10 +3,13 @@
 #include "kiln/autograd/formulas.h"
 #include "kiln/core.h"
 #include "kiln/gen/api/abs.h"
+#include "kiln/gen/api/conj.h"
 #include "kiln/gen/api/exp.h"
 #include "kiln/gen/api/log.h"
 #include "kiln/gen/api/logical_and.h"
 #include "kiln/gen/api/pow.h"
+#include "kiln/gen/api/real.h"
+#include "kiln/gen/api/square.h"
 #include "kiln/gen/api/sum.h"
 #include "kiln/gen/api/where.h"
 
@@ -89,7 +92,27 @@ TensorBase pow_backward(const TensorBase& grad_in, const TensorBase& self_in, co
   bool is_zero = exponent.is_complex() ? exponent.to<complex<double>>() == complex<double>(0, 0)
                                        : exponent.to_double() == 0.0;
   if (is_zero) return zeros_like(self);
-  return grad * (pow(self, minus_one(exponent)) * exponent);
+  return grad * conj(pow(self, minus_one(exponent)) * exponent);
+}
+
+TensorBase sgn_backward(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& result_in) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  const Tensor result(result_in);
+  if (!is_complex(self.dtype())) return zeros_like(self);
+  // w = z / |z|: dL/dz* = (g - Re(g conj(w)) w) / |z|, 0 where z = 0
+  const Tensor magnitude = abs(self);
+  const Tensor g = (grad - real(grad * conj(result)) * result) / magnitude;
+  return where(magnitude == 0, zeros({}, g.options()), g);
+}
+
+TensorBase angle_backward(const TensorBase& grad_in, const TensorBase& self_in) {
+  const Tensor grad(grad_in);
+  const Tensor self(self_in);
+  if (!is_complex(self.dtype())) return zeros_like(self);
+  // angle = atan2(y, x): d/dx = -y / |z|^2, d/dy = x / |z|^2, so the gradient is i z / |z|^2
+  const Tensor g = grad * self * Scalar(complex<double>(0, 1)) / square(abs(self));
+  return where(self == 0, zeros({}, g.options()), g);
 }
 
 std::tuple<TensorBase, TensorBase> pow_backward(const TensorBase& grad_in, const TensorBase& self_in,
@@ -101,13 +124,13 @@ std::tuple<TensorBase, TensorBase> pow_backward(const TensorBase& grad_in, const
   const Tensor result(result_in);
   const Tensor zero = zeros({}, grad.options());
   Tensor grad_self, grad_exponent;
-  if (mask[0]) grad_self = where(exponent == 0, zero, grad * (exponent * pow(self, exponent - 1)));
+  if (mask[0]) grad_self = where(exponent == 0, zero, grad * conj(exponent * pow(self, exponent - 1)));
   if (mask[1]) {
     // d/de x^e = x^e log x, except 0^e with e >= 0 (real), where PyTorch uses 0 instead of
     // 0 * -inf. |e| == e holds exactly for real e >= 0, also for complex e.
     Tensor at_zero = logical_and(self == 0, abs(exponent) == exponent);
     Tensor base = self.dtype() == result.dtype() ? self : self.to(result.dtype());
-    grad_exponent = grad * where(at_zero, zero, result * log(base));
+    grad_exponent = grad * conj(where(at_zero, zero, result * log(base)));
   }
   return {grad_self, grad_exponent};
 }
@@ -117,10 +140,11 @@ std::tuple<TensorBase, TensorBase> div_backward(const TensorBase& grad_in, const
   const Tensor grad(grad_in);
   const Tensor self(self_in);
   const Tensor other(other_in);
-  // d(a/b)/db = -a / b^2 = -(1 / b) * (a / b): other's gradient reuses self's
-  Tensor grad_self = grad / other;
+  // d(a/b)/db = -a / b^2 = -(1 / b) * (a / b): other's gradient reuses self's (conjugated, as
+  // every derivative a gradient is multiplied by)
+  Tensor grad_self = grad / conj(other);
   Tensor grad_other;
-  if (mask[1]) grad_other = -grad_self * self / other;
+  if (mask[1]) grad_other = -grad_self * conj(self / other);
   return {mask[0] ? grad_self : Tensor(), grad_other};
 }
 
@@ -159,7 +183,7 @@ std::tuple<TensorBase, TensorBase> extremum_backward(const TensorBase& grad_in, 
 std::tuple<TensorBase, TensorBase> lerp_backward(const TensorBase& grad_in, const TensorBase& weight_in,
                                                  std::array<bool, 2> mask) {
   const Tensor grad(grad_in);
-  const Tensor grad_end = grad * Tensor(weight_in);  // self's is grad * (1 - weight) = grad - this
+  const Tensor grad_end = grad * conj(weight_in);  // self's is grad * conj(1 - weight) = grad - this
   return {mask[0] ? grad - grad_end : Tensor(), mask[1] ? grad_end : Tensor()};
 }
 
@@ -168,9 +192,9 @@ std::tuple<TensorBase, TensorBase> addcdiv_backward(const TensorBase& grad_in, c
                                                     std::array<bool, 2> mask) {
   const Tensor tensor1(tensor1_in);
   const Tensor tensor2(tensor2_in);
-  const Tensor grad_tensor1 = Tensor(grad_in) * value / tensor2;
-  // d(t1 / t2)/dt2 = -(t1 / t2) / t2: tensor1's gradient times -t1 / t2
-  return {mask[0] ? grad_tensor1 : Tensor(), mask[1] ? -grad_tensor1 * tensor1 / tensor2 : Tensor()};
+  const Tensor grad_tensor1 = Tensor(grad_in) * scalar_conj(value) / conj(tensor2);
+  // d(t1 / t2)/dt2 = -(t1 / t2) / t2: tensor1's gradient times conj(-t1 / t2)
+  return {mask[0] ? grad_tensor1 : Tensor(), mask[1] ? -grad_tensor1 * conj(tensor1 / tensor2) : Tensor()};
 }
 
 TensorBase permute_backward(const TensorBase& grad_in, IntArrayRef dims) {

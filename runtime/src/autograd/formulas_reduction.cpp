@@ -7,6 +7,7 @@
 #include "kiln/gen/api/abs.h"
 #include "kiln/gen/api/any.h"
 #include "kiln/gen/api/cat.h"
+#include "kiln/gen/api/conj.h"
 #include "kiln/gen/api/exp.h"
 #include "kiln/gen/api/isnan.h"
 #include "kiln/gen/api/logical_and.h"
@@ -17,7 +18,7 @@
 #include "kiln/gen/api/mean.h"
 #include "kiln/gen/api/min.h"
 #include "kiln/gen/api/pow.h"
-#include "kiln/gen/api/sign.h"
+#include "kiln/gen/api/sgn.h"
 #include "kiln/gen/api/sum.h"
 #include "kiln/gen/api/where.h"
 
@@ -56,13 +57,6 @@ int64_t count_over(IntArrayRef sizes, IntArrayRef dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= sizes[size_t(d)];
   return n;
-}
-
-// sign(x) for real x, x / |x| for complex x (0 at 0), as torch.sgn.
-Tensor sgn(const Tensor& self) {
-  if (!self.is_complex()) return sign(self);
-  Tensor mag = abs(self);
-  return self / masked_fill(mag, mag == 0, 1);
 }
 
 // Inclusive running product along dim, forward (x0, x0x1, ...) or backward (..., x(n-2)x(n-1), x(n-1)).
@@ -114,8 +108,9 @@ TensorBase mean_backward(const TensorBase& grad_in, IntArrayRef sizes, OptIntLis
 TensorBase prod_backward(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& result_in,
                          std::optional<int64_t> dim, bool keepdim) {
   const Tensor grad(grad_in);
-  const Tensor self(self_in);
-  const Tensor result(result_in);
+  // the derivatives (products of the other factors) enter conjugated
+  const Tensor self = conj(self_in);
+  const Tensor result = conj(result_in);
   if (self.dim() == 0) return grad;
   if (!dim) {
     if (!has_zero(self)) return grad * (result / self);

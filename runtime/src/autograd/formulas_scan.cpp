@@ -6,6 +6,7 @@
 #include "kiln/gen/api/_logcumsumexp_reverse.h"
 #include "kiln/gen/api/abs.h"
 #include "kiln/gen/api/any.h"
+#include "kiln/gen/api/conj.h"
 #include "kiln/gen/api/cumprod.h"
 #include "kiln/gen/api/cumsum.h"
 #include "kiln/gen/api/exp.h"
@@ -20,8 +21,9 @@ namespace kiln {
 TensorBase cumprod_backward(const TensorBase& grad_in, const TensorBase& self_in, int64_t dim,
                             const TensorBase& result_in) {
   const Tensor grad(grad_in);
-  const Tensor self(self_in);
-  const Tensor result(result_in);
+  // the derivatives (products of the other factors) enter conjugated
+  const Tensor self = conj(self_in);
+  const Tensor result = conj(result_in);
   if (self.dim() == 0 || self.numel() == 0) return grad;  // a 0-d cumprod is the identity
   const int64_t d = wrap_dim(dim, self.dim(), "cumprod_backward");
   // d result[j] / d self[k] = result[j] / self[k] for j >= k: a reverse running sum.

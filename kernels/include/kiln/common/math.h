@@ -9,6 +9,7 @@
 #include "math_complex.h"     // exp log sqrt sin ... of complex, abs, reciprocal, isnan ...
 #include "math_float.h"       // exp exp2 log ... erf erfc atan2 hypot, isnan isinf isfinite truthy
 #include "math_rounding.h"    // abs sign floor ceil trunc round_half_even
+#include "math_conj.h"        // conj sgn angle (complex and real)
 #include "math_compare.h"     // maximum minimum clamp nan_to_num
 #include "math_integer.h"     // pow div_trunc div_floor python_mod fmod
 #include "math_bitwise.h"     // bitwise_not/and/or/xor shift_left shift_right

@@ -57,13 +57,21 @@ TensorBase nll_loss_backward(const TensorBase& grad, const TensorBase& self, con
 // Joint: mat1's and mat2's gradients of alpha * mat1 @ mat2, each only when `mask` asks.
 std::tuple<TensorBase, TensorBase> mm_backward(const TensorBase& grad, const TensorBase& mat1, const TensorBase& mat2,
                                                const Scalar& alpha, std::array<bool, 2> mask);
-// grad * s, or grad itself when s is 1 (no pass over the data for the common default).
+// The gradient of s * x: grad * conj(s), or grad itself when s is 1 (no pass over the data for
+// the common default).
 TensorBase scale_grad(const TensorBase& grad, const Scalar& s);
+// A complex Scalar's conjugate; a real one unchanged. (Gradients are conjugate-Wirtinger, as
+// PyTorch's: the gradient of s * x is grad * conj(s).)
+Scalar scalar_conj(const Scalar& s);
 
 // Pointwise.
 TensorBase clamp_backward(const TensorBase& grad, const TensorBase& self, const std::optional<Scalar>& min,
                           const std::optional<Scalar>& max);
 TensorBase pow_backward(const TensorBase& grad, const TensorBase& self, const Scalar& exponent);
+// Complex: sgn(z) = z / |z| and angle(z) are not holomorphic (PyTorch's sgn_backward and
+// angle_backward); on real tensors their gradients are 0.
+TensorBase sgn_backward(const TensorBase& grad, const TensorBase& self, const TensorBase& result);
+TensorBase angle_backward(const TensorBase& grad, const TensorBase& self);
 // Joint formulas of binary pointwise ops: the gradients of both inputs from one call, sharing
 // what both need; an input that `mask` leaves out gets an undefined tensor and costs nothing.
 std::tuple<TensorBase, TensorBase> pow_backward(const TensorBase& grad, const TensorBase& self,
@@ -79,7 +87,7 @@ std::tuple<TensorBase, TensorBase> hypot_backward(const TensorBase& grad, const 
 // maximum (is_max) and minimum: ties split the gradient evenly, as PyTorch.
 std::tuple<TensorBase, TensorBase> extremum_backward(const TensorBase& grad, const TensorBase& self,
                                                      const TensorBase& other, bool is_max, std::array<bool, 2> mask);
-// lerp(self, end, weight): self's gradient is grad minus end's.
+// lerp(self, end, weight): end's gradient is grad * conj(weight), self's grad minus that.
 std::tuple<TensorBase, TensorBase> lerp_backward(const TensorBase& grad, const TensorBase& weight,
                                                  std::array<bool, 2> mask);
 // addcdiv(self, tensor1, tensor2, value): both share grad * value / tensor2.
