@@ -49,6 +49,8 @@ class Tensor : public TensorBase {
   void backward(const Tensor& gradient = Tensor(), bool retain_graph = false, bool create_graph = false) const;
   Tensor detach() const;   // shares storage, no history
   Tensor& detach_();
+  // Allocated under InferenceMode (or a view of such a tensor).
+  bool is_inference() const;
 
   // Scalar-operand convenience used by formulas and users alike.
 #include "kiln/gen/tensor_methods.h"

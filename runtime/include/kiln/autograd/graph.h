@@ -36,6 +36,23 @@ class EnableGradGuard {
   bool prev_;
 };
 
+// ---- Inference mode (thread-local) ----
+// As c10::InferenceMode: while a guard is alive, grad mode is off (nothing is recorded) and every
+// tensor allocated is an inference tensor (Tensor::is_inference): in-place writes to it leave its
+// version counter alone, and it cannot be saved for backward later. InferenceMode(false) turns it
+// off (and grad mode back on) inside an enabled one. Guards nest and restore what they found.
+class InferenceMode {
+ public:
+  explicit InferenceMode(bool enabled = true);
+  ~InferenceMode();
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+  static bool is_enabled();
+
+ private:
+  bool prev_inference_, prev_grad_;
+};
+
 // ---- Graph ----
 struct Edge {
   NodeRef fn;             // null: that input does not need a gradient
