@@ -3,6 +3,7 @@
 // Reverse-mode autograd over Tensor: the engine's entry points (backward, grad) and a leaf's
 // gradient accumulator. The graph itself (nodes, edges, saved tensors) is kiln/autograd/graph.h.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ class AccumulateGrad final : public Node {
   const char* name() const override { return "AccumulateGrad"; }
   TensorBaseList apply(TensorBaseList&& grads) override;
   Tensor variable;
+
+ private:
+  void accumulate(Tensor g);  // into variable's .grad, under the leaf's lock
 };
 
 struct AutogradMeta {
@@ -33,6 +37,9 @@ struct AutogradMeta {
   uint32_t output_nr = 0;
   // A leaf's live accumulator, not owned (it owns the leaf); ~AccumulateGrad clears it.
   AccumulateGrad* accumulator = nullptr;
+  // A leaf's gradient and post-accumulate hooks (null until one is registered). They outlive
+  // its accumulator, which the engine reads them through; a non-leaf's hooks live on its grad_fn.
+  std::shared_ptr<autograd::Hooks> hooks;
 };
 
 namespace autograd {

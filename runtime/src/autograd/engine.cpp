@@ -1,14 +1,26 @@
 // The backward engine: one call, one thread. Counts how many gradients each node of the
 // graph reachable from the roots will receive, runs nodes whose inputs are complete in
-// decreasing creation order, and sums gradients that arrive at the same node input.
+// decreasing creation order, and sums gradients that arrive at the same node input. Runs the
+// hooks of nodes that have them.
 #include <queue>
 #include <unordered_map>
 #include <vector>
-#include "internal.h"
+#include "hooks.h"
 
 namespace kiln::autograd {
 
 namespace {
+
+// The tensor hooks that apply to the gradients `node` receives: those of its non-leaf outputs,
+// or, for a leaf's accumulator, the leaf's (they live with the leaf, not the node).
+Hooks* tensor_hooks(Node& node) {
+  if (node.sequence_nr != detail::kAccumulatorSequenceNr) {
+    Hooks* h = node.hooks();
+    return h && !h->tensor.empty() ? h : nullptr;
+  }
+  const AutogradMeta* meta = static_cast<AccumulateGrad&>(node).variable.impl()->autograd();
+  return meta && meta->hooks && !meta->hooks->tensor.empty() ? meta->hooks.get() : nullptr;
+}
 
 struct NodeTask {
   NodeRef node;
@@ -132,6 +144,10 @@ class GraphTask {
       NodeTask& task = *ready.top();
       ready.pop();
       Node& node = *task.node;
+      // What this node receives is complete: the tensor hooks of its outputs, then retain_grad
+      // (which sees the hooked gradient, as PyTorch), then grad()'s captures.
+      if (Hooks* hooks = tensor_hooks(node)) run_tensor_hooks(*hooks, task.buffer);
+      if (detail::has_retained(&node)) detail::stash_retained(&node, task.buffer);
       for (auto [slot, index] : task.captures)
         if (slot < task.buffer.size()) captured[index] = task.buffer[slot];
       if (!task.execute) {
@@ -160,16 +176,31 @@ class GraphTask {
   }
 
   TensorBaseList call(Node& node, TensorBaseList&& grads) {
-    if (detail::has_retained(&node)) detail::stash_retained(&node, grads);
+    Hooks* hooks = node.hooks();
+    if (hooks && !hooks->pre.empty()) {
+      grads.resize(std::max<size_t>(grads.size(), node.num_outputs));
+      run_pre_hooks(*hooks, grads, node);
+    }
     bool any = false;
     for (const TensorBase& g : grads) any = any || g.defined();
     TensorBaseList outputs;
+    const bool post_hooks = hooks && !hooks->post.empty();
+    TensorBaseList received;  // for post-hooks only
     if (any) {  // a node that got no gradient contributes none (every backward is linear in grad)
       grads.resize(std::max<size_t>(grads.size(), node.num_outputs));
+      if (post_hooks) received = grads;
       outputs = node.apply(std::move(grads));
       KILN_CHECK(outputs.size() == node.next_edges.size(), AutogradError, node.name(), "",
                  "returned an incorrect number of gradients (expected ", node.next_edges.size(), ", got ",
                  outputs.size(), ")");
+    }
+    if (post_hooks) {
+      if (!any) {
+        received = std::move(grads);
+        received.resize(std::max<size_t>(received.size(), node.num_outputs));
+        outputs.resize(node.next_edges.size());
+      }
+      run_post_hooks(*hooks, outputs, received, node);
     }
     // A leaf's AccumulateGrad saves nothing and may be shared with graphs running on other
     // threads: leave it untouched (TSan found the racing write to `released`).
