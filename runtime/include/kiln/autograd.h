@@ -49,8 +49,10 @@ bool any_requires_grad(const TensorList& tensors);
 void set_history(const TensorList& outputs, const NodeRef& node);
 
 // Runs backward from `outputs` seeded with `grad_outputs` (ones for scalars when undefined).
+// With `inputs`, gradients accumulate only into those tensors' .grad (a non-leaf among them
+// starts retaining its gradient, as PyTorch); the rest of the graph's leaves are left alone.
 void backward(const TensorList& outputs, const TensorList& grad_outputs = {}, bool retain_graph = false,
-              bool create_graph = false);
+              bool create_graph = false, const TensorList& inputs = {});
 // Gradients of outputs w.r.t. inputs, without touching .grad. allow_unused=false raises for
 // an input that the outputs do not depend on.
 TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs = {},

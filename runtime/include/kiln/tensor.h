@@ -51,7 +51,9 @@ class Tensor : public TensorBase {
   bool is_leaf() const;
   uint32_t output_nr() const;
   void retain_grad() const;
-  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false, bool create_graph = false) const;
+  // With `inputs`, only those tensors' .grad accumulate (autograd::backward).
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false, bool create_graph = false,
+                const TensorList& inputs = {}) const;
   Tensor detach() const;   // shares storage, no history
   Tensor& detach_();
   // Allocated under InferenceMode (or a view of such a tensor).

@@ -84,7 +84,8 @@ class GraphTask {
     }
   }
 
-  // grad(): mark capture points and keep only the part of the graph that leads to them.
+  // grad() and backward(inputs=): mark capture points and keep only the part of the graph
+  // that leads to them.
   void add_capture(const Edge& edge, size_t index) {
     auto it = tasks_.find(edge.fn.get());
     if (it == tasks_.end()) return;  // not reachable from the outputs: unused
@@ -117,6 +118,13 @@ class GraphTask {
         }
       }
     }
+  }
+
+  // backward(inputs=): a captured leaf's accumulator runs (into .grad). A captured non-leaf's
+  // grad_fn needs not: its gradient reaches .grad through retain_grad as it arrives.
+  void run_captured_accumulators() {
+    for (auto& [n, t] : tasks_)
+      if (!t.captures.empty() && n->sequence_nr == detail::kAccumulatorSequenceNr) t.execute = true;
   }
 
   void count_dependencies() {
@@ -245,20 +253,36 @@ void make_roots(const TensorList& outputs, const TensorList& grad_outputs, const
 
 }  // namespace
 
-void backward(const TensorList& outputs, const TensorList& grad_outputs, bool retain_graph, bool create_graph) {
+void backward(const TensorList& outputs, const TensorList& grad_outputs, bool retain_graph, bool create_graph,
+              const TensorList& inputs) {
   std::vector<Edge> roots;
   TensorList seeds;
   make_roots(outputs, grad_outputs, "backward", roots, seeds);
+  std::vector<Edge> input_edges;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& in = inputs[i];
+    KILN_CHECK(in.defined(), ValueError, "backward", "inputs", "element ", i, " of inputs is undefined");
+    KILN_CHECK(in.requires_grad(), AutogradError, "backward", "inputs", "One of the differentiated Tensors (element ",
+               i, " of inputs) does not require grad");
+    // As PyTorch: a non-leaf's .grad is filled by retain_grad, which it keeps afterwards.
+    if (!in.is_leaf()) in.retain_grad();
+    input_edges.push_back(gradient_edge(in));
+  }
   // Formulas run recorded only for create_graph; that also keeps .grad's history.
   EnableGradGuard mode(create_graph);
   // A graph built by create_graph reaches back into this one (saved outputs re-attach
   // their node), so it must stay usable: PyTorch's retain_graph=None default.
   GraphTask task(retain_graph || create_graph);
   task.build(roots);
+  if (!input_edges.empty()) {
+    for (size_t i = 0; i < input_edges.size(); ++i) task.add_capture(input_edges[i], i);
+    task.prune_to_captures();
+    task.run_captured_accumulators();
+  }
   task.count_dependencies();
   for (size_t i = 0; i < roots.size(); ++i) task.seed(roots[i], std::move(seeds[i]));
-  TensorList unused;
-  task.run(unused);
+  TensorList captured(inputs.size());  // unused: the gradients go to .grad
+  task.run(captured);
 }
 
 TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs,

@@ -96,9 +96,9 @@ void Tensor::retain_grad() const {
   autograd::detail::retain_output(meta.grad_fn.get(), meta.output_nr);
 }
 
-void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_graph) const {
+void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_graph, const TensorList& inputs) const {
   KILN_CHECK(defined(), ValueError, "backward", "self", "undefined tensor");
-  autograd::backward({*this}, {gradient}, retain_graph, create_graph);
+  autograd::backward({*this}, {gradient}, retain_graph, create_graph, inputs);
 }
 
 bool Tensor::is_inference() const { return defined() && storage()->is_inference(); }
