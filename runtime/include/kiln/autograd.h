@@ -59,6 +59,25 @@ TensorList grad(const TensorList& outputs, const TensorList& inputs, const Tenso
                 std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                 bool allow_unused = false);
 
+// Anomaly detection (PyTorch's torch.autograd.detect_anomaly, process-wide as there): while on,
+// the engine checks every gradient a node returns and raises an AutogradError naming the node
+// (its name is the forward op's: "SqrtBackward") when one holds a NaN or an infinity. Off by
+// default; when off the engine pays one relaxed load per node.
+struct AnomalyMode {
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+class DetectAnomalyGuard {
+ public:
+  DetectAnomalyGuard() : prev_(AnomalyMode::is_enabled()) { AnomalyMode::set_enabled(true); }
+  ~DetectAnomalyGuard() { AnomalyMode::set_enabled(prev_); }
+  DetectAnomalyGuard(const DetectAnomalyGuard&) = delete;
+  DetectAnomalyGuard& operator=(const DetectAnomalyGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
 }  // namespace autograd
 }  // namespace kiln
 #endif  // KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_H_

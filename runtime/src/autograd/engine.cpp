@@ -1,15 +1,36 @@
 // The backward engine: one call, one thread. Counts how many gradients each node of the
 // graph reachable from the roots will receive, runs nodes whose inputs are complete in
 // decreasing creation order, and sums gradients that arrive at the same node input. Runs the
-// hooks of nodes that have them.
+// hooks of nodes that have them and, in anomaly mode, checks what every node returns.
+#include <atomic>
 #include <queue>
+#include <string>
 #include <unordered_map>
 #include <vector>
 #include "hooks.h"
+#include "kiln/gen/api/all.h"
+#include "kiln/gen/api/any.h"
+#include "kiln/gen/api/isfinite.h"
+#include "kiln/gen/api/isnan.h"
 
 namespace kiln::autograd {
 
 namespace {
+
+std::atomic<bool> anomaly_enabled{false};
+
+// Anomaly mode: a gradient with a NaN or an infinity names the node that returned it (PyTorch
+// checks NaN alone, with this message).
+void check_anomaly(const Node& node, const TensorBaseList& outputs) {
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorBase& g = outputs[i];
+    if (!g.defined() || !is_inexact(g.dtype()) || all(isfinite(g)).item<bool>()) continue;
+    const char* what = any(isnan(g)).item<bool>() ? "nan" : "inf";
+    KILN_FAIL(AutogradError, node.name(), "", "Function '", node.name(), "' returned ", what, " values in its ", i,
+              "th output.");
+  }
+}
 
 // The tensor hooks that apply to the gradients `node` receives: those of its non-leaf outputs,
 // or, for a leaf's accumulator, the leaf's (they live with the leaf, not the node).
@@ -210,6 +231,7 @@ class GraphTask {
       }
       run_post_hooks(*hooks, outputs, received, node);
     }
+    if (anomaly_enabled.load(std::memory_order_relaxed)) check_anomaly(node, outputs);
     // A leaf's AccumulateGrad saves nothing and may be shared with graphs running on other
     // threads: leave it untouched (TSan found the racing write to `released`).
     if (!retain_graph_ && node.sequence_nr != detail::kAccumulatorSequenceNr) {
@@ -252,6 +274,9 @@ void make_roots(const TensorList& outputs, const TensorList& grad_outputs, const
 }
 
 }  // namespace
+
+bool AnomalyMode::is_enabled() { return anomaly_enabled.load(std::memory_order_relaxed); }
+void AnomalyMode::set_enabled(bool enabled) { anomaly_enabled.store(enabled, std::memory_order_relaxed); }
 
 void backward(const TensorList& outputs, const TensorList& grad_outputs, bool retain_graph, bool create_graph,
               const TensorList& inputs) {
