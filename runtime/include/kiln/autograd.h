@@ -3,6 +3,7 @@
 // Reverse-mode autograd over Tensor: the engine's entry points (backward, grad) and a leaf's
 // gradient accumulator. The graph itself (nodes, edges, saved tensors) is kiln/autograd/graph.h.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ class AccumulateGrad final : public Node {
   const char* name() const override { return "AccumulateGrad"; }
   TensorBaseList apply(TensorBaseList&& grads) override;
   Tensor variable;
+
+ private:
+  void accumulate(Tensor g);  // into variable's .grad, under the leaf's lock
 };
 
 struct AutogradMeta {
@@ -33,6 +37,9 @@ struct AutogradMeta {
   uint32_t output_nr = 0;
   // A leaf's live accumulator, not owned (it owns the leaf); ~AccumulateGrad clears it.
   AccumulateGrad* accumulator = nullptr;
+  // A leaf's gradient and post-accumulate hooks (null until one is registered). They outlive
+  // its accumulator, which the engine reads them through; a non-leaf's hooks live on its grad_fn.
+  std::shared_ptr<autograd::Hooks> hooks;
 };
 
 namespace autograd {
@@ -42,13 +49,34 @@ bool any_requires_grad(const TensorList& tensors);
 void set_history(const TensorList& outputs, const NodeRef& node);
 
 // Runs backward from `outputs` seeded with `grad_outputs` (ones for scalars when undefined).
+// With `inputs`, gradients accumulate only into those tensors' .grad (a non-leaf among them
+// starts retaining its gradient, as PyTorch); the rest of the graph's leaves are left alone.
 void backward(const TensorList& outputs, const TensorList& grad_outputs = {}, bool retain_graph = false,
-              bool create_graph = false);
+              bool create_graph = false, const TensorList& inputs = {});
 // Gradients of outputs w.r.t. inputs, without touching .grad. allow_unused=false raises for
 // an input that the outputs do not depend on.
 TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs = {},
                 std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                 bool allow_unused = false);
+
+// Anomaly detection (PyTorch's torch.autograd.detect_anomaly, process-wide as there): while on,
+// the engine checks every gradient a node returns and raises an AutogradError naming the node
+// (its name is the forward op's: "SqrtBackward") when one holds a NaN or an infinity. Off by
+// default; when off the engine pays one relaxed load per node.
+struct AnomalyMode {
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+class DetectAnomalyGuard {
+ public:
+  DetectAnomalyGuard() : prev_(AnomalyMode::is_enabled()) { AnomalyMode::set_enabled(true); }
+  ~DetectAnomalyGuard() { AnomalyMode::set_enabled(prev_); }
+  DetectAnomalyGuard(const DetectAnomalyGuard&) = delete;
+  DetectAnomalyGuard& operator=(const DetectAnomalyGuard&) = delete;
+
+ private:
+  bool prev_;
+};
 
 }  // namespace autograd
 }  // namespace kiln

@@ -40,7 +40,12 @@ class StorageImpl : public RefCounted {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
-  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // Memory of inference tensors (allocated under kiln::InferenceMode) has no version to keep:
+  // such tensors can never be saved for backward, so in-place writes leave the counter alone.
+  void bump_version() {
+    if (!inference_) version_.fetch_add(1, std::memory_order_relaxed);
+  }
+  bool is_inference() const { return inference_; }
 
  private:
   void* data_;
@@ -49,6 +54,7 @@ class StorageImpl : public RefCounted {
   Allocator* allocator_ = nullptr;
   void (*deleter_)(void*, size_t) = nullptr;
   std::atomic<uint32_t> version_{0};
+  bool inference_ = false;  // allocated (or adopted) under kiln::InferenceMode
 };
 using Storage = Ref<StorageImpl>;
 

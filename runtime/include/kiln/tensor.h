@@ -4,10 +4,15 @@
 // variant, generated from ops/*.yaml into kiln/gen/tensor_methods.h. Adding such an op changes
 // this class, so code that needs no op method (kernels, the kernel-facing API) includes
 // kiln/tensor_base.h instead.
+#include <functional>
 #include <tuple>
+#include <type_traits>
 #include "kiln/tensor_base.h"
 
 namespace kiln {
+namespace autograd {
+class RemovableHandle;  // kiln/autograd/graph.h
+}
 
 class Tensor : public TensorBase {
  public:
@@ -49,9 +54,28 @@ class Tensor : public TensorBase {
   bool is_leaf() const;
   uint32_t output_nr() const;
   void retain_grad() const;
-  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false, bool create_graph = false) const;
+  // With `inputs`, only those tensors' .grad accumulate (autograd::backward).
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false, bool create_graph = false,
+                const TensorList& inputs = {}) const;
   Tensor detach() const;   // shares storage, no history
   Tensor& detach_();
+  // Allocated under InferenceMode (or a view of such a tensor).
+  bool is_inference() const;
+
+  // Hooks (kiln/autograd.h has the handle). A gradient hook runs on the gradient of this tensor
+  // before it is used: a leaf's before it accumulates into .grad, a non-leaf's before its
+  // grad_fn (and retain_grad) see it. It returns a replacement of the same shape, dtype and
+  // device, or an undefined tensor to keep the gradient; several run in registration order.
+  autograd::RemovableHandle register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  template <typename F, std::enable_if_t<std::is_void_v<std::invoke_result_t<F&, const Tensor&>>, int> = 0>
+  auto register_hook(F hook) const {  // a hook returning nothing keeps the gradient
+    return register_hook(std::function<Tensor(const Tensor&)>([hook = std::move(hook)](const Tensor& g) mutable {
+      hook(g);
+      return Tensor();
+    }));
+  }
+  // Leaves only: runs after .grad is updated, with this tensor.
+  autograd::RemovableHandle register_post_accumulate_grad_hook(std::function<void(Tensor&)> hook) const;
 
   // Scalar-operand convenience used by formulas and users alike.
 #include "kiln/gen/tensor_methods.h"

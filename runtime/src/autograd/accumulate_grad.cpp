@@ -1,6 +1,6 @@
 // AccumulateGrad: the sink of a leaf's gradient, and the per-leaf cache of that node.
 #include <mutex>
-#include "internal.h"
+#include "hooks.h"
 #include "kiln/gen/api/clone.h"
 
 namespace kiln {
@@ -40,7 +40,17 @@ AccumulateGrad::~AccumulateGrad() {
 
 TensorBaseList AccumulateGrad::apply(TensorBaseList&& grads) {
   if (grads.empty() || !grads[0].defined()) return {};
-  Tensor g = std::move(grads[0]);
+  accumulate(std::move(grads[0]));
+  // After the update and outside its lock: a hook may read .grad or run ops.
+  if (AutogradMeta* meta = variable.impl()->autograd())
+    if (meta->hooks && !meta->hooks->post_accumulate.empty()) {
+      std::shared_ptr<autograd::Hooks> hooks = meta->hooks;
+      autograd::run_post_accumulate_hooks(*hooks, variable);
+    }
+  return {};
+}
+
+void AccumulateGrad::accumulate(Tensor g) {
   std::lock_guard<std::mutex> lock(leaf_lock(variable.impl()));
   KILN_CHECK(g.sizes().equals(variable.sizes()), AutogradError, "AccumulateGrad", "grad", "gradient of shape ",
              shape_str(g.sizes()), " does not match the leaf's shape ", shape_str(variable.sizes()));
@@ -60,7 +70,6 @@ TensorBaseList AccumulateGrad::apply(TensorBaseList&& grads) {
   } else {
     slot = slot + g;
   }
-  return {};
 }
 
 namespace autograd::detail {

@@ -1,14 +1,47 @@
 // The backward engine: one call, one thread. Counts how many gradients each node of the
 // graph reachable from the roots will receive, runs nodes whose inputs are complete in
-// decreasing creation order, and sums gradients that arrive at the same node input.
+// decreasing creation order, and sums gradients that arrive at the same node input. Runs the
+// hooks of nodes that have them and, in anomaly mode, checks what every node returns.
+#include <atomic>
 #include <queue>
+#include <string>
 #include <unordered_map>
 #include <vector>
-#include "internal.h"
+#include "hooks.h"
+#include "kiln/gen/api/all.h"
+#include "kiln/gen/api/any.h"
+#include "kiln/gen/api/isfinite.h"
+#include "kiln/gen/api/isnan.h"
 
 namespace kiln::autograd {
 
 namespace {
+
+std::atomic<bool> anomaly_enabled{false};
+
+// Anomaly mode: a gradient with a NaN or an infinity names the node that returned it (PyTorch
+// checks NaN alone, with this message).
+void check_anomaly(const Node& node, const TensorBaseList& outputs) {
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorBase& g = outputs[i];
+    if (!g.defined() || !is_inexact(g.dtype()) || all(isfinite(g)).item<bool>()) continue;
+    const char* what = any(isnan(g)).item<bool>() ? "nan" : "inf";
+    KILN_FAIL(AutogradError, node.name(), "", "Function '", node.name(), "' returned ", what, " values in its ", i,
+              "th output.");
+  }
+}
+
+// The tensor hooks that apply to the gradients `node` receives: those of its non-leaf outputs,
+// or, for a leaf's accumulator, the leaf's (they live with the leaf, not the node).
+Hooks* tensor_hooks(Node& node) {
+  if (node.sequence_nr != detail::kAccumulatorSequenceNr) {
+    Hooks* h = node.hooks();
+    return h && !h->tensor.empty() ? h : nullptr;
+  }
+  const AutogradMeta* meta = static_cast<AccumulateGrad&>(node).variable.impl()->autograd();
+  return meta && meta->hooks && !meta->hooks->tensor.empty() ? meta->hooks.get() : nullptr;
+}
 
 struct NodeTask {
   NodeRef node;
@@ -72,7 +105,8 @@ class GraphTask {
     }
   }
 
-  // grad(): mark capture points and keep only the part of the graph that leads to them.
+  // grad() and backward(inputs=): mark capture points and keep only the part of the graph
+  // that leads to them.
   void add_capture(const Edge& edge, size_t index) {
     auto it = tasks_.find(edge.fn.get());
     if (it == tasks_.end()) return;  // not reachable from the outputs: unused
@@ -107,6 +141,13 @@ class GraphTask {
     }
   }
 
+  // backward(inputs=): a captured leaf's accumulator runs (into .grad). A captured non-leaf's
+  // grad_fn needs not: its gradient reaches .grad through retain_grad as it arrives.
+  void run_captured_accumulators() {
+    for (auto& [n, t] : tasks_)
+      if (!t.captures.empty() && n->sequence_nr == detail::kAccumulatorSequenceNr) t.execute = true;
+  }
+
   void count_dependencies() {
     for (Node* n : order_) {
       if (!tasks_[n].execute) continue;
@@ -132,6 +173,10 @@ class GraphTask {
       NodeTask& task = *ready.top();
       ready.pop();
       Node& node = *task.node;
+      // What this node receives is complete: the tensor hooks of its outputs, then retain_grad
+      // (which sees the hooked gradient, as PyTorch), then grad()'s captures.
+      if (Hooks* hooks = tensor_hooks(node)) run_tensor_hooks(*hooks, task.buffer);
+      if (detail::has_retained(&node)) detail::stash_retained(&node, task.buffer);
       for (auto [slot, index] : task.captures)
         if (slot < task.buffer.size()) captured[index] = task.buffer[slot];
       if (!task.execute) {
@@ -160,17 +205,33 @@ class GraphTask {
   }
 
   TensorBaseList call(Node& node, TensorBaseList&& grads) {
-    if (detail::has_retained(&node)) detail::stash_retained(&node, grads);
+    Hooks* hooks = node.hooks();
+    if (hooks && !hooks->pre.empty()) {
+      grads.resize(std::max<size_t>(grads.size(), node.num_outputs));
+      run_pre_hooks(*hooks, grads, node);
+    }
     bool any = false;
     for (const TensorBase& g : grads) any = any || g.defined();
     TensorBaseList outputs;
+    const bool post_hooks = hooks && !hooks->post.empty();
+    TensorBaseList received;  // for post-hooks only
     if (any) {  // a node that got no gradient contributes none (every backward is linear in grad)
       grads.resize(std::max<size_t>(grads.size(), node.num_outputs));
+      if (post_hooks) received = grads;
       outputs = node.apply(std::move(grads));
       KILN_CHECK(outputs.size() == node.next_edges.size(), AutogradError, node.name(), "",
                  "returned an incorrect number of gradients (expected ", node.next_edges.size(), ", got ",
                  outputs.size(), ")");
     }
+    if (post_hooks) {
+      if (!any) {
+        received = std::move(grads);
+        received.resize(std::max<size_t>(received.size(), node.num_outputs));
+        outputs.resize(node.next_edges.size());
+      }
+      run_post_hooks(*hooks, outputs, received, node);
+    }
+    if (anomaly_enabled.load(std::memory_order_relaxed)) check_anomaly(node, outputs);
     // A leaf's AccumulateGrad saves nothing and may be shared with graphs running on other
     // threads: leave it untouched (TSan found the racing write to `released`).
     if (!retain_graph_ && node.sequence_nr != detail::kAccumulatorSequenceNr) {
@@ -214,20 +275,39 @@ void make_roots(const TensorList& outputs, const TensorList& grad_outputs, const
 
 }  // namespace
 
-void backward(const TensorList& outputs, const TensorList& grad_outputs, bool retain_graph, bool create_graph) {
+bool AnomalyMode::is_enabled() { return anomaly_enabled.load(std::memory_order_relaxed); }
+void AnomalyMode::set_enabled(bool enabled) { anomaly_enabled.store(enabled, std::memory_order_relaxed); }
+
+void backward(const TensorList& outputs, const TensorList& grad_outputs, bool retain_graph, bool create_graph,
+              const TensorList& inputs) {
   std::vector<Edge> roots;
   TensorList seeds;
   make_roots(outputs, grad_outputs, "backward", roots, seeds);
+  std::vector<Edge> input_edges;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& in = inputs[i];
+    KILN_CHECK(in.defined(), ValueError, "backward", "inputs", "element ", i, " of inputs is undefined");
+    KILN_CHECK(in.requires_grad(), AutogradError, "backward", "inputs", "One of the differentiated Tensors (element ",
+               i, " of inputs) does not require grad");
+    // As PyTorch: a non-leaf's .grad is filled by retain_grad, which it keeps afterwards.
+    if (!in.is_leaf()) in.retain_grad();
+    input_edges.push_back(gradient_edge(in));
+  }
   // Formulas run recorded only for create_graph; that also keeps .grad's history.
   EnableGradGuard mode(create_graph);
   // A graph built by create_graph reaches back into this one (saved outputs re-attach
   // their node), so it must stay usable: PyTorch's retain_graph=None default.
   GraphTask task(retain_graph || create_graph);
   task.build(roots);
+  if (!input_edges.empty()) {
+    for (size_t i = 0; i < input_edges.size(); ++i) task.add_capture(input_edges[i], i);
+    task.prune_to_captures();
+    task.run_captured_accumulators();
+  }
   task.count_dependencies();
   for (size_t i = 0; i < roots.size(); ++i) task.seed(roots[i], std::move(seeds[i]));
-  TensorList unused;
-  task.run(unused);
+  TensorList captured(inputs.size());  // unused: the gradients go to .grad
+  task.run(captured);
 }
 
 TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs,

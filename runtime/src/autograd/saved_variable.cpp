@@ -13,6 +13,10 @@ const char* kBackwardTwice =
 
 SavedVariable::SavedVariable(const TensorBase& t, bool is_output) {
   if (!t.defined()) return;
+  // Their in-place writes are not counted, so a later change could not be detected.
+  KILN_CHECK(!t.storage()->is_inference(), AutogradError, "", "",
+             "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal "
+             "tensor and use it in autograd.");
   const AutogradMeta* meta = t.impl()->autograd();  // read directly: no Tensor handle on the recording path
   was_defined_ = true;
   is_output_ = is_output;

@@ -32,6 +32,8 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
   if (requires_grad) {
     KILN_CHECK(is_inexact(dtype()), AutogradError, "requires_grad_", "requires_grad",
                "only Tensors of floating point and complex dtype can require gradients, got ", dtype_name(dtype()));
+    KILN_CHECK(!is_inference() || InferenceMode::is_enabled(), AutogradError, "requires_grad_", "requires_grad",
+               "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
     impl_->autograd_or_create().requires_grad = true;
   } else if (AutogradMeta* meta = impl_->autograd()) {
     meta->requires_grad = false;
@@ -94,10 +96,12 @@ void Tensor::retain_grad() const {
   autograd::detail::retain_output(meta.grad_fn.get(), meta.output_nr);
 }
 
-void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_graph) const {
+void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_graph, const TensorList& inputs) const {
   KILN_CHECK(defined(), ValueError, "backward", "self", "undefined tensor");
-  autograd::backward({*this}, {gradient}, retain_graph, create_graph);
+  autograd::backward({*this}, {gradient}, retain_graph, create_graph, inputs);
 }
+
+bool Tensor::is_inference() const { return defined() && storage()->is_inference(); }
 
 Tensor Tensor::detach() const {
   KILN_CHECK(defined(), ValueError, "detach", "self", "undefined tensor");

@@ -5,7 +5,9 @@
 // changes when an op is added; kiln/autograd.h adds the user-facing API over Tensor (backward,
 // grad, a leaf's accumulator).
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
+#include <memory>
 #include <vector>
 #include "kiln/tensor_base.h"
 
@@ -36,6 +38,52 @@ class EnableGradGuard {
   bool prev_;
 };
 
+// ---- Inference mode (thread-local) ----
+// As c10::InferenceMode: while a guard is alive, grad mode is off (nothing is recorded) and every
+// tensor allocated is an inference tensor (Tensor::is_inference): in-place writes to it leave its
+// version counter alone, and it cannot be saved for backward later. InferenceMode(false) turns it
+// off (and grad mode back on) inside an enabled one. Guards nest and restore what they found.
+class InferenceMode {
+ public:
+  explicit InferenceMode(bool enabled = true);
+  ~InferenceMode();
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+  static bool is_enabled();
+
+ private:
+  bool prev_inference_, prev_grad_;
+};
+
+// ---- Hooks ----
+namespace autograd {
+struct Hooks;  // the hooks of a node or of a leaf (runtime/src/autograd/hooks.h)
+
+// What a handle removes its hook from.
+class HookRegistry {
+ public:
+  virtual ~HookRegistry() = default;
+  virtual void remove_hook(uint64_t id) = 0;
+};
+
+// Returned by every register_*hook (PyTorch's RemovableHandle): remove() unregisters the hook.
+// Removing twice, or after the tensor or node is gone, does nothing.
+class RemovableHandle {
+ public:
+  RemovableHandle() = default;
+  RemovableHandle(std::weak_ptr<HookRegistry> registry, uint64_t id) : registry_(std::move(registry)), id_(id) {}
+  void remove() {
+    if (auto r = registry_.lock()) r->remove_hook(id_);
+    registry_.reset();
+  }
+  uint64_t id() const { return id_; }
+
+ private:
+  std::weak_ptr<HookRegistry> registry_;
+  uint64_t id_ = 0;
+};
+}  // namespace autograd
+
 // ---- Graph ----
 struct Edge {
   NodeRef fn;             // null: that input does not need a gradient
@@ -65,6 +113,22 @@ class Node : public RefCounted {
   };
   std::vector<OutputMeta> output_meta;
   bool released = false;  // variables already released: a second backward is an error
+
+  // Hooks, run by the engine in registration order (PyTorch's Node.register_prehook and
+  // register_hook). A pre-hook gets the gradients the node receives (one per forward output)
+  // and may return replacements; a post-hook gets what apply returned (one per next edge) and
+  // what it received, and may replace the former. An empty list keeps the gradients.
+  using PreHook = std::function<TensorBaseList(const TensorBaseList& grad_outputs)>;
+  using PostHook = std::function<TensorBaseList(const TensorBaseList& grad_inputs, const TensorBaseList& grad_outputs)>;
+  autograd::RemovableHandle register_prehook(PreHook hook);
+  autograd::RemovableHandle register_hook(PostHook hook);
+  // Null until a hook is registered (tensor hooks of a non-leaf output live here too): a node
+  // without hooks costs the engine one null check.
+  autograd::Hooks* hooks() const { return hooks_.get(); }
+  const std::shared_ptr<autograd::Hooks>& hooks_or_create();
+
+ private:
+  std::shared_ptr<autograd::Hooks> hooks_;
 };
 
 // A tensor kept for backward. Remembers the version at save time and refuses to unpack
