@@ -170,6 +170,13 @@ class Op:
     def is_view(self):
         return any(r.type.alias and not r.type.mutable for r in self.sig.returns)
 
+    @property
+    def returns_views(self):
+        """Several views of its first argument in a list (split, chunk: `Tensor(a) self -> Tensor[]`)."""
+        first = self.sig.arguments[0] if self.sig.arguments else None
+        return (first is not None and first.type.alias and not first.type.mutable
+                and len(self.sig.returns) == 1 and self.sig.returns[0].type.is_list)
+
 
 @dataclass(frozen=True)
 class Registry:

@@ -38,6 +38,7 @@ def _enrich(v, views_by_name, sources):
         v.forward_call = f"composite::{op.body}({v.args})"
     else:
         v.forward_call = ""
+    v.view_replay = _view_replay(v) if op.is_view else ""
     if op.kind == "composite" and not op.is_function:
         body = "\n".join("  " + line if line.strip() else "" for line in op.body.splitlines())
         if sources:  # the compiler reports errors in the body at their registry lines
@@ -71,6 +72,18 @@ def _enrich(v, views_by_name, sources):
 
 # A call in a derivative formula: an identifier and "(", not a method (.f) or qualified (x::f).
 FORMULA_CALL = re.compile(r"(?<![\w.:])([A-Za-z_]\w*)\s*\(")
+
+
+def _view_replay(v):
+    """A view op's ViewReplay: the op again on another tensor, its other arguments kept by value
+    (an int[] as a DimVector), so autograd can make the view from its base after an in-place op."""
+    captures, args = [], []
+    for a in v.sig.arguments[1:]:
+        stored, param = cpp.stored_type(a.type), cpp.param_type(a.type)
+        captures.append(a.name if stored == param else f"{a.name} = {stored}({a.name})")
+        args.append(a.name)
+    call = ", ".join(["Tensor(b)"] + args)
+    return f"[{', '.join(captures)}](const TensorBase& b) -> TensorBase {{ return kiln::{v.name}({call}); }}"
 
 
 def _entries_over_base(views):

@@ -1,11 +1,14 @@
 // check_gradients: autograd against central finite differences in float64 and complex128, first
-// order and (when the op's formulas are differentiable) second order, one coverage cell per
+// order and (when the op's formulas are differentiable) second order, and for an op with an
+// in-place variant that variant applied to a view of a bigger tensor; one coverage cell per
 // backend and dtype.
 #include <doctest/doctest.h>
+#include <algorithm>
 #include <random>
 #include "coverage_log.h"
 #include "gradcheck.h"
 #include "kiln/autograd.h"
+#include "kiln/gen/api/stack.h"
 #include "op_catalog.h"
 #include "op_testing.h"
 #include "sample_inputs.h"
@@ -40,6 +43,22 @@ Fn op_fn(const OpInfo& op, const std::map<std::string, Value>& base, const std::
   };
 }
 
+// The in-place variant applied to a view, under autograd: root = stack([self * 1, self * 2]),
+// op_(root.select(0, 0), ...), and the function's output is the whole root. Its Jacobian checks
+// that the base's history is rebased (the written half through the op, the other half as before).
+Fn inplace_on_view_fn(const OpInfo& op, const std::map<std::string, Value>& base, const std::vector<Slot>& slots) {
+  return [&op, base, slots](const TensorList& xs) {
+    std::map<std::string, Value> named = base;
+    for (size_t i = 0; i < slots.size(); ++i) named[slots[i].name] = xs[i];
+    const std::string& self_name = op.args[0].name;
+    const Tensor self = named[self_name].to_tensor();
+    Tensor root = stack({self * 1, self * 2}, 0);
+    named[self_name] = Value(root.select(0, 0));
+    call_op(op, named, Variant::Inplace);
+    return TensorList{root};
+  };
+}
+
 std::string describe(const std::exception& e) {
   if (auto* k = dynamic_cast<const kiln::Error*>(&e))
     return std::string("kiln raised ") + error_kind_name(k->kind()) + " error: " + k->what();
@@ -47,7 +66,8 @@ std::string describe(const std::exception& e) {
 }
 
 // Empty when sample `index` passes; adds the number of Jacobian entries compared.
-std::string check_sample(const OpInfo& op, size_t index, DType dtype, Device device, bool gradgrad, size_t& compared) {
+std::string check_sample(const OpInfo& op, size_t index, DType dtype, Device device, bool gradgrad, size_t& compared,
+                         bool& inplace_on_view) {
   std::map<std::string, Value> base = sample_args(op, index, dtype, device);
   std::vector<Slot> slots;
   TensorList x0;
@@ -73,7 +93,19 @@ std::string check_sample(const OpInfo& op, size_t index, DType dtype, Device dev
   if (x0.empty()) return "";
   Fn f = op_fn(op, base, slots);
   std::string first = compare_jacobians(f, x0, names, device, compared);
-  if (!first.empty() || !gradgrad) return first;
+  if (!first.empty()) return first;
+  // In place on a view: when self is differentiable, a plain Tensor, and the result has its shape.
+  const bool plain = std::all_of(slots.begin(), slots.end(), [](const Slot& s) { return s.list_index < 0; });
+  if (op.has_variant("inplace") && plain && !slots.empty() && slots[0].name == op.args[0].name) {
+    TensorList outs = f(leaves_of(x0, device));
+    if (outs.size() == 1 && outs[0].sizes().equals(x0[0].sizes()) &&
+        outs[0].dtype() == leaves_of(x0, device)[0].dtype()) {
+      std::string why = compare_jacobians(inplace_on_view_fn(op, base, slots), x0, names, device, compared);
+      if (!why.empty()) return "in place on a view: " + why;
+      inplace_on_view = true;
+    }
+  }
+  if (!gradgrad) return first;
 
   // Second order: differentiate the vector-Jacobian product w.r.t. the inputs and the vector.
   TensorList outs = f(leaves_of(x0, device));
@@ -113,9 +145,10 @@ void check_gradients(const OpTestSpec& spec) {
   for (DType dtype : spec.dtypes) {
     std::string failure;
     size_t compared = 0;
+    bool inplace_on_view = false;
     for (size_t i = 0; i < op->samples.size() && failure.empty(); ++i) {
       try {
-        std::string why = check_sample(*op, i, dtype, device, spec.gradgrad, compared);
+        std::string why = check_sample(*op, i, dtype, device, spec.gradgrad, compared, inplace_on_view);
         if (!why.empty()) failure = "sample " + std::to_string(i) + ": " + why;
       } catch (const std::exception& e) {
         failure = "sample " + std::to_string(i) + ": " + describe(e);
@@ -123,7 +156,8 @@ void check_gradients(const OpTestSpec& spec) {
     }
     if (failure.empty() && compared == 0) failure = "no sample has a differentiable input and output to check";
     std::string detail = failure.empty() ? std::to_string(compared) + " Jacobian entries match finite differences" +
-                                               (spec.gradgrad ? " (first and second order)" : " (first order)")
+                                               (spec.gradgrad ? " (first and second order" : " (first order") +
+                                               (inplace_on_view ? "; in place on a view too)" : ")")
                                          : failure;
     record_cell(op_name, spec.backend, dtype_name(dtype), "backward",
                 failure.empty() ? CellStatus::Pass : CellStatus::Fail, detail);

@@ -14,8 +14,11 @@ namespace kiln::support {
 
 Device list_device(const char* op, const char* arg, const TensorList& tensors);
 
-// Views share storage with their base; remember it so in-place autograd can refuse them.
-void mark_view(const Tensor& result, const Tensor& base);
+// Views share storage with their base: remember the root base and how to make the view again
+// from it (`replay`, the view op on another tensor), so an in-place op on the view can rebase
+// the base's history (kiln/autograd/graph.h, ViewInfo). The outputs of an op returning several
+// views get no replay: autograd refuses in-place ops on them, as PyTorch.
+void mark_view(const Tensor& result, const Tensor& base, ViewReplay replay = {});
 void mark_view(const TensorList& results, const Tensor& base);
 template <typename... T>
 void mark_view(const std::tuple<T...>& results, const Tensor& base) {

@@ -22,15 +22,11 @@ class Tensor : public TensorBase {
   Tensor(const TensorBase& base) : TensorBase(base) {}
   Tensor(TensorBase&& base) : TensorBase(std::move(base)) {}
 
-  // The core's in-place writes and copies, returning a Tensor.
-  Tensor& copy_(const TensorBase& src, bool non_blocking = false) {
-    TensorBase::copy_(src, non_blocking);
-    return *this;
-  }
-  Tensor& fill_(const Scalar& value) {
-    TensorBase::fill_(value);
-    return *this;
-  }
+  // The core's in-place writes, recorded by autograd (runtime/src/autograd/copy_autograd.cpp):
+  // the overwritten values get no gradient, copy_'s source gets the gradient; on a view they
+  // rebase the base's history, so x.select(0, i).copy_(v) is PyTorch's x[i] = v.
+  Tensor& copy_(const TensorBase& src, bool non_blocking = false);
+  Tensor& fill_(const Scalar& value);
   Tensor& zero_() { return fill_(0); }
   Tensor to(Device device, bool non_blocking = false, bool copy = false) const {
     return TensorBase::to(device, non_blocking, copy);

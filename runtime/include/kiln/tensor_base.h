@@ -25,6 +25,7 @@ class Generator;  // kiln/random.h
 class Node;
 using NodeRef = Ref<Node>;
 struct AutogradMeta;
+struct ViewInfo;  // kiln/autograd/graph.h
 using TensorList = std::vector<Tensor>;
 
 class TensorImpl : public RefCounted {
@@ -53,9 +54,11 @@ class TensorImpl : public RefCounted {
 
   // A Python-number-like 0-d tensor: takes part in type promotion as a scalar would.
   bool is_wrapped_number = false;
-  // Created by a view op (shares another tensor's storage); autograd refuses in-place
-  // ops on views while recording, since it does not yet rebase the base's history.
+  // Created by a view op (shares another tensor's storage).
   bool is_view = false;
+  // A view's root base and how to make the view from it again (kiln/autograd/graph.h), for
+  // in-place ops on views under autograd; null for tensors that are not views.
+  std::shared_ptr<ViewInfo> view_info;
 
  private:
   Storage storage_;

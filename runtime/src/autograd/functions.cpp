@@ -5,7 +5,9 @@
 namespace kiln::autograd {
 
 bool requires_grad(const TensorBase& t) {
-  const AutogradMeta* meta = t.defined() ? t.impl()->autograd() : nullptr;
+  if (!t.defined()) return false;
+  if (t.impl()->view_info) refresh_view_history(t);  // its base may have gained history
+  const AutogradMeta* meta = t.impl()->autograd();
   return meta && (meta->requires_grad || meta->grad_fn);
 }
 
@@ -25,6 +27,7 @@ bool any_requires_grad(const TensorList& tensors) {
 
 Edge gradient_edge(const TensorBase& t) {
   if (!t.defined()) return {};
+  if (t.impl()->view_info) refresh_view_history(t);
   const AutogradMeta* meta = t.impl()->autograd();
   if (!meta) return {};
   if (meta->grad_fn) return {meta->grad_fn, meta->output_nr};
@@ -38,6 +41,7 @@ void set_history(const TensorBase& output, const NodeRef& node, uint32_t output_
   AutogradMeta& meta = output.impl()->autograd_or_create();
   meta.grad_fn = node;
   meta.output_nr = output_nr;
+  if (ViewInfo* view = output.impl()->view_info.get()) view->version = output.version();  // history current
   // An in-place op gave a retaining tensor a new grad_fn: its gradient now passes there.
   if (meta.retains_grad && node) detail::retain_output(node.get(), output_nr);
 }

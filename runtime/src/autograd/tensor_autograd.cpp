@@ -71,11 +71,13 @@ void Tensor::set_grad(const Tensor& g) {
 }
 
 const NodeRef& Tensor::grad_fn() const {
+  if (impl_ && impl_->view_info) autograd::refresh_view_history(*this);
   const AutogradMeta* meta = impl_ ? impl_->autograd() : nullptr;
   return meta ? meta->grad_fn : kNoNode;
 }
 
 bool Tensor::is_leaf() const {
+  if (impl_ && impl_->view_info) autograd::refresh_view_history(*this);
   const AutogradMeta* meta = impl_ ? impl_->autograd() : nullptr;
   return !meta || !meta->grad_fn;
 }

@@ -33,18 +33,36 @@ TensorBase finish_grad(const TensorBase& grad, IntArrayRef sizes, DType dtype) {
 
 void check_inplace(const TensorBase& self, const char* op) {
   autograd::check_inplace(self, op);
-  KILN_CHECK(!self.impl()->is_view, NotImplementedError, op, "self",
-             "in-place operations on views are not supported while autograd records (the view's base would "
-             "miss the change); use the out-of-place op, or run under NoGradGuard");
+  const ViewInfo* view = self.impl()->view_info.get();
+  if (!view || !GradMode::is_enabled()) return;
+  KILN_CHECK(bool(view->replay), AutogradError, op, "self",
+             "this view is the output of a function that returns multiple views (split, chunk). Such functions do "
+             "not allow the output views to be modified inplace. You should replace the inplace operation by an "
+             "out-of-place one.");
+  const AutogradMeta* base = view->base.impl()->autograd();
+  KILN_CHECK(!(base && base->requires_grad && !base->grad_fn), AutogradError, op, "self",
+             "a view of a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
-void mark_view(const Tensor& result, const Tensor& base) {
-  if (result.defined() && base.defined() && !result.is_same(base) && result.storage() == base.storage())
-    result.impl()->is_view = true;
+void mark_view(const Tensor& result, const Tensor& base, ViewReplay replay) {
+  if (!result.defined() || !base.defined() || result.is_same(base) || result.storage() != base.storage()) return;
+  result.impl()->is_view = true;
+  auto info = std::make_shared<ViewInfo>();
+  if (const ViewInfo* parent = base.impl()->view_info.get()) {
+    // a view of a view: made from the root base by the parent's replay, then this one
+    info->base = parent->base;
+    if (parent->replay && replay)
+      info->replay = [first = parent->replay, then = std::move(replay)](const TensorBase& b) { return then(first(b)); };
+  } else {
+    info->base = base;
+    info->replay = std::move(replay);
+  }
+  info->version = result.version();
+  result.impl()->view_info = std::move(info);
 }
 
 void mark_view(const TensorList& results, const Tensor& base) {
-  for (const Tensor& r : results) mark_view(r, base);
+  for (const Tensor& r : results) mark_view(r, base, ViewReplay());
 }
 
 bool returns_input(const Tensor& result, std::initializer_list<const Tensor*> inputs) {

@@ -84,6 +84,19 @@ class RemovableHandle {
 };
 }  // namespace autograd
 
+// ---- Views ----
+// Makes a view of any tensor shaped like its base: the view op replayed (narrow(b, 1, 0, 2)).
+using ViewReplay = std::function<TensorBase(const TensorBase&)>;
+// What a view remembers (TensorImpl::view_info): its root base (never itself a view), how to
+// make it from that base, and the storage version its history was last made at. An empty
+// replay marks the outputs of ops returning several views (split, chunk), which autograd does
+// not let change in place, as PyTorch.
+struct ViewInfo {
+  TensorBase base;
+  ViewReplay replay;
+  uint32_t version = 0;
+};
+
 // ---- Graph ----
 struct Edge {
   NodeRef fn;             // null: that input does not need a gradient
@@ -167,6 +180,13 @@ Edge gradient_edge(const TensorBase& t);
 void set_history(const TensorBase& output, const NodeRef& node, uint32_t output_nr = 0);
 // Checks before an in-place op on `self` while recording.
 void check_inplace(const TensorBase& self, const char* op);
+// After in-place op `fn` wrote `self`: its new history. For a view, the base's history is
+// rebased onto a CopySlices node and the view's is made again from the base.
+void rebase_history(const TensorBase& self, const NodeRef& fn);
+// A view whose storage changed since its history was made (an in-place op on its base or on
+// another view of it) makes it again from its base; anything else is left alone. Called
+// wherever autograd reads a tensor's history.
+void refresh_view_history(const TensorBase& t);
 // Sum `grad` down to `sizes` (undoes broadcasting) — used by every generated backward.
 TensorBase sum_to(const TensorBase& grad, IntArrayRef sizes);
 
