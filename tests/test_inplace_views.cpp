@@ -171,6 +171,16 @@ TEST_CASE("in-place on views: PyTorch's errors") {
   }
 }
 
+TEST_CASE("a node saves only what a live edge's formula reads (PyTorch's should_compute_output)") {
+  // s = y * 2 needs 2 for y's gradient, never y: changing y in place afterwards is no error
+  Tensor x = leaf_x();
+  Tensor y = x * 1;
+  Tensor s = y * 2;
+  y.mul_(3);
+  sum(s).backward();
+  check_values(x.grad(), D(12, 2.0));
+}
+
 TEST_CASE("in-place on views: without autograd nothing is recorded and the base sees the write") {
   Tensor x = f64({1, 2, 3, 4}, {2, 2});
   x.select(0, 1).mul_(10);

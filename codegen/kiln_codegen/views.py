@@ -1,5 +1,5 @@
 """Per-op facts the templates need, computed once from the model."""
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
 from . import cpp, formulas
@@ -12,6 +12,7 @@ class SavedInput:
     kind: str          # "tensor" (a SavedVariable), "tensor_list" or "value" (stored by value)
     stored_type: str   # value: the member's C++ type
     store_expr: str    # value: how the call's argument becomes the member
+    needed_if: str = ""  # tensor: saved only when this holds (the edges of the formulas reading it)
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,7 @@ class SavedOutput:
     """An output a backward formula reads (saved without its history: no reference cycle)."""
     name: str
     index: int
+    needed_if: str = ""  # saved only when this holds (the edges of the formulas reading it)
 
 
 @dataclass(frozen=True)
@@ -264,6 +266,25 @@ class OpView:
         by_name = {g.name: g for g in grads}
         self.joint_grads = [JointGrad(formula=f, inputs=tuple(by_name[n] for n in formula_inputs(key)))
                             for key, f in op.derivatives.items() if "," in key]
+        # A tensor is saved only when a formula reading it will run, as PyTorch's
+        # should_compute_output: mul by a constant saves no copy of self, and an in-place change
+        # of a tensor only a dead edge's formula read is no error.
+        readers = {}
+        for key, f in op.derivatives.items():
+            for local in formulas.used_locals(op, f):
+                readers.setdefault(local, set()).update(formula_inputs(key))
+        for alias, output in self.result_aliases:
+            readers.setdefault(output, set()).update(readers.get(alias, set()))
+
+        def needed_if(local):
+            gs = sorted((by_name[n] for n in readers.get(local, ())), key=lambda g: g.index)
+            if not gs or len(gs) == len(grads) or any(g.is_list or g.lists_before for g in gs):
+                return ""  # every edge's formula reads it, or list slots: always saved
+            return " || ".join(f"node->next_edges[{g.index}].valid()" for g in gs)
+
+        self.saved_inputs = [replace(s, needed_if=needed_if(s.name)) if s.kind == "tensor" else s
+                             for s in self.saved_inputs]
+        self.saved_outputs = [replace(o, needed_if=needed_if(o.name)) for o in self.saved_outputs]
         self.grad_inputs = grads
         # one allocation for the edge list when its length is known up front
         self.edge_reserve = len(grads) if len(grads) > 1 and not lists_before else 0

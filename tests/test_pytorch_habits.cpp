@@ -1,0 +1,59 @@
+// A program written from PyTorch habits, against PyTorch 1.13's values (python3-torch):
+//   a = x @ W1 + b1; a.register_hook(lambda g: g.clamp(-3, 3)); h = a * 1
+//   h[:, 0] = h[:, 0] * 2; buf = zeros(2, 3); buf[1] = h[0]
+//   z = torch.complex(h, buf); loss = (z.abs() ** 2).sum() + torch.angle(z + 1).sum()
+// (slice assignment under autograd, a gradient hook that clips, a complex loss).
+#include <doctest/doctest.h>
+#include <vector>
+#include "test_helpers.h"
+#include "kiln/autograd.h"
+#include "kiln/gen/api/abs.h"
+#include "kiln/gen/api/angle.h"
+#include "kiln/gen/api/clamp.h"
+#include "kiln/gen/api/matmul.h"
+#include "kiln/gen/api/select.h"
+#include "kiln/gen/api/stack.h"
+#include "kiln/gen/api/sum.h"
+#include "kiln/gen/api/view_as_complex.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+using D = std::vector<double>;
+void check_values(const Tensor& t, const D& want) {
+  REQUIRE(t.defined());
+  D got = t.to_vector<double>();
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-12));
+}
+}  // namespace
+
+TEST_CASE("a PyTorch-style program: slice assignment under autograd, a clipping hook, a complex loss") {
+  Tensor W1 =
+      from_vector<double>({0.5, -1, 0.25, 1.5, 0.5, -0.5, -1, 2, 1, 0.25, 0.75, -1.25}, {4, 3}).requires_grad_(true);
+  Tensor b1 = from_vector<double>({0.1, -0.2, 0.3}, {3}).requires_grad_(true);
+  Tensor x = from_vector<double>({1, 0.5, -0.5, 2, -1, 1, 0.25, 0.5}, {2, 4});
+
+  Tensor a = matmul(x, W1) + b1;
+  Tensor seen;
+  a.register_hook([&seen](const Tensor& g) {
+    seen = g.clone();
+    return clamp(g, -3.0, 3.0);
+  });
+  Tensor h = a * 1;
+  h.select(1, 0).copy_(h.select(1, 0) * 2);  // h[:, 0] = h[:, 0] * 2
+  Tensor buf = zeros({2, 3}, kFloat64);
+  buf.select(0, 1).copy_(h.select(0, 0));           // buf[1] = h[0]
+  Tensor z = view_as_complex(stack({h, buf}, -1));  // torch.complex(h, buf)
+  Tensor loss = sum(square(abs(z))) + sum(angle(z + 1));
+  CHECK(loss.item<double>() == doctest::Approx(70.88376288309149).epsilon(1e-12));
+  loss.backward();
+
+  check_values(seen, {37.791605098644155, -1.4912417188354707, -10.776094937249212, 7.4947308597872855,
+                      4.393761016228043, -1.2811790318449587});
+  check_values(W1.grad(),
+               {0.0, -4.491241718835471, -1.7188209681550413, 4.5, 2.2543791405822646, -2.7811790318449585, -0.75,
+                1.4956208594177354, 1.1797052420387604, 7.5, -1.4824834376709415, -6.640589515922479});
+  check_values(b1.grad(), {6.0, 1.5087582811645293, -4.2811790318449585});
+}
