@@ -1,12 +1,15 @@
 #ifndef KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_H_
 #define KILN_RUNTIME_INCLUDE_KILN_AUTOGRAD_H_
 // Reverse-mode autograd over Tensor: the engine's entry points (backward, grad) and a leaf's
-// gradient accumulator. The graph itself (nodes, edges, saved tensors) is kiln/autograd/graph.h.
+// gradient accumulator. The graph itself (nodes, edges, saved tensors) is kiln/autograd/graph.h;
+// custom functions (Function<T>) kiln/autograd/function.h, checkpointing kiln/autograd/checkpoint.h.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+#include "kiln/autograd/checkpoint.h"
+#include "kiln/autograd/function.h"
 #include "kiln/autograd/graph.h"
 #include "kiln/tensor.h"
 
