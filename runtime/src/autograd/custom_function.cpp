@@ -219,9 +219,8 @@ TensorList CustomFunctionCall::finish(TensorList outputs) {
       KILN_CHECK(!(var.is_leaf() && var.requires_grad()), AutogradError, name, "",
                  "a leaf Variable that requires grad has been used in an in-place operation.");
       KILN_CHECK(!var.impl()->is_view, NotImplementedError, name, "",
-                 "a view was marked dirty while autograd records; in-place changes of views are not supported "
-                 "while recording (the view's base would miss the change): modify the base, or run under "
-                 "NoGradGuard");
+                 "a view marked dirty by a custom function while autograd records is not supported yet (kiln's own "
+                 "in-place ops on views are): mark the base dirty instead, or run under NoGradGuard");
       set_history(var, node, uint32_t(i));  // the caller's handle now carries this node
       continue;
     }
