@@ -7,12 +7,10 @@
 #include <functional>
 #include <tuple>
 #include <type_traits>
+#include "kiln/autograd/removable_handle.h"
 #include "kiln/tensor_base.h"
 
 namespace kiln {
-namespace autograd {
-class RemovableHandle;  // kiln/autograd/graph.h
-}
 
 class Tensor : public TensorBase {
  public:

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <memory>
 #include <vector>
+#include "kiln/autograd/removable_handle.h"
 #include "kiln/tensor_base.h"
 
 namespace kiln {
@@ -59,29 +60,6 @@ class InferenceMode {
 namespace autograd {
 struct Hooks;  // the hooks of a node or of a leaf (runtime/src/autograd/hooks.h)
 
-// What a handle removes its hook from.
-class HookRegistry {
- public:
-  virtual ~HookRegistry() = default;
-  virtual void remove_hook(uint64_t id) = 0;
-};
-
-// Returned by every register_*hook (PyTorch's RemovableHandle): remove() unregisters the hook.
-// Removing twice, or after the tensor or node is gone, does nothing.
-class RemovableHandle {
- public:
-  RemovableHandle() = default;
-  RemovableHandle(std::weak_ptr<HookRegistry> registry, uint64_t id) : registry_(std::move(registry)), id_(id) {}
-  void remove() {
-    if (auto r = registry_.lock()) r->remove_hook(id_);
-    registry_.reset();
-  }
-  uint64_t id() const { return id_; }
-
- private:
-  std::weak_ptr<HookRegistry> registry_;
-  uint64_t id_ = 0;
-};
 }  // namespace autograd
 
 // ---- Views ----
