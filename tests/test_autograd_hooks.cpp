@@ -13,9 +13,11 @@
 
 using namespace kiln;
 using kiln::testing::error_text;
+using kiln::testing::expect_close;
 using kiln::testing::has;
 
 namespace {
+
 
 using D = std::vector<double>;
 const double kInf = std::numeric_limits<double>::infinity();
@@ -23,16 +25,6 @@ const double kInf = std::numeric_limits<double>::infinity();
 Tensor values(const D& v) { return from_vector(v, {int64_t(v.size())}, TensorOptions(kFloat64)); }
 Tensor leaf(const D& v) { return values(v).requires_grad_(); }
 
-void check_values(const Tensor& t, const D& expected) {
-  REQUIRE(t.defined());
-  std::vector<double> got = t.to_vector<double>();
-  REQUIRE(got.size() == expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    CAPTURE(i);
-    if (std::isinf(expected[i])) CHECK(got[i] == expected[i]);
-    else CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-12));
-  }
-}
 
 }  // namespace
 
@@ -46,20 +38,20 @@ TEST_CASE("hooks: a gradient hook on a leaf runs before accumulation, until remo
   (x * x).sum().backward();
   REQUIRE(seen.size() == 1);
   CHECK(seen[0] == D{2.0, 4.0, 6.0});  // d(sum x^2)/dx = 2x, before the hook
-  check_values(x.grad(), {4.0, 8.0, 12.0});
+  expect_close(x.grad(), {4.0, 8.0, 12.0});
   // The hook lives with the leaf, not with its accumulator: a second graph runs it too,
   // on the new gradient (3), not on .grad.
   (x * 3).sum().backward();
   REQUIRE(seen.size() == 2);
   CHECK(seen[1] == D{3.0, 3.0, 3.0});
-  check_values(x.grad(), {4.0 + 6.0, 8.0 + 6.0, 12.0 + 6.0});
+  expect_close(x.grad(), {4.0 + 6.0, 8.0 + 6.0, 12.0 + 6.0});
 
   h.remove();
   h.remove();  // harmless
   x.set_grad(Tensor());
   (x * x).sum().backward();
   CHECK(seen.size() == 2);
-  check_values(x.grad(), {2.0, 4.0, 6.0});
+  expect_close(x.grad(), {2.0, 4.0, 6.0});
 }
 
 TEST_CASE("hooks: a hook on a non-leaf replaces the gradient that flows on to the leaves") {
@@ -69,7 +61,7 @@ TEST_CASE("hooks: a hook on a non-leaf replaces the gradient that flows on to th
   Tensor y = x * 3;
   y.register_hook([](const Tensor& g) { return g.clamp(-10.0, 10.0); });
   (y * y).sum().backward();
-  check_values(x.grad(), {18.0, -30.0, 30.0});
+  expect_close(x.grad(), {18.0, -30.0, 30.0});
   CHECK(!y.grad().defined());  // hooks do not make a non-leaf keep its gradient
 
   // A replacement by another tensor altogether: z = sum(5a) + sum(a), the gradient of b = 5a
@@ -78,7 +70,7 @@ TEST_CASE("hooks: a hook on a non-leaf replaces the gradient that flows on to th
   Tensor b = a * 5;
   b.register_hook([](const Tensor&) { return values({100.0, 200.0}); });
   (b.sum() + a.sum()).backward();
-  check_values(a.grad(), {5 * 100.0 + 1.0, 5 * 200.0 + 1.0});
+  expect_close(a.grad(), {5 * 100.0 + 1.0, 5 * 200.0 + 1.0});
 }
 
 TEST_CASE("hooks: several hooks run in registration order, each on the previous one's result") {
@@ -96,7 +88,7 @@ TEST_CASE("hooks: several hooks run in registration order, each on the previous 
   REQUIRE(seen.size() == 2);
   CHECK(seen[0] == D{3.0, 3.0});
   CHECK(seen[1] == D{4.0, 4.0});
-  check_values(x.grad(), {40.0, 40.0});  // (3 + 1) * 10, not 3 * 10 + 1
+  expect_close(x.grad(), {40.0, 40.0});  // (3 + 1) * 10, not 3 * 10 + 1
 
   // A hook may remove a later one while hooks run: that one no longer runs.
   Tensor w = leaf({1.0, 2.0});
@@ -107,7 +99,7 @@ TEST_CASE("hooks: several hooks run in registration order, each on the previous 
   });
   later = w.register_hook([](const Tensor& g) { return g * 100; });
   (w * 3).sum().backward();
-  check_values(w.grad(), {4.0, 4.0});
+  expect_close(w.grad(), {4.0, 4.0});
 }
 
 TEST_CASE("hooks: a hook returning an undefined tensor or nothing keeps the gradient") {
@@ -121,7 +113,7 @@ TEST_CASE("hooks: a hook returning an undefined tensor or nothing keeps the grad
   (x * x * x).sum().backward();                                               // 3x^2
   CHECK(first == D{3.0, 3.0});
   CHECK(second == D{3.0, 3.0});
-  check_values(x.grad(), {3.0, 3.0});
+  expect_close(x.grad(), {3.0, 3.0});
 }
 
 TEST_CASE("hooks: retain_grad sees the hooked gradient of a non-leaf") {
@@ -131,8 +123,8 @@ TEST_CASE("hooks: retain_grad sees the hooked gradient of a non-leaf") {
   y.retain_grad();  // before the hook: retain_grad still sees the hooked value, as PyTorch
   y.register_hook([](const Tensor& g) { return g * 3; });
   (y * y).sum().backward();
-  check_values(y.grad(), {12.0, 24.0});
-  check_values(x.grad(), {24.0, 48.0});
+  expect_close(y.grad(), {12.0, 24.0});
+  expect_close(x.grad(), {24.0, 48.0});
 }
 
 TEST_CASE("hooks: post-accumulate-grad hooks see the leaf with its updated .grad") {
@@ -157,7 +149,7 @@ TEST_CASE("hooks: post-accumulate-grad hooks see the leaf with its updated .grad
     t.set_grad(Tensor());
   });
   (x * x).sum().backward();  // grad 2x = [2, 4]: x -= [1, 2]
-  check_values(x.detach(), {0.0, 0.0});
+  expect_close(x.detach(), {0.0, 0.0});
   CHECK(!x.grad().defined());
   CHECK(seen.size() == 2);  // the removed hook stayed quiet
 
@@ -182,13 +174,13 @@ TEST_CASE("hooks: node pre-hooks see and replace the gradients a node receives")
   y.sum().backward(Tensor(), /*retain_graph=*/true);
   REQUIRE(seen.size() == 1);
   CHECK(seen[0] == D{3.0, 3.0});
-  check_values(x.grad(), {10.0, 14.0});
+  expect_close(x.grad(), {10.0, 14.0});
 
   h.remove();
   x.set_grad(Tensor());
   y.sum().backward();
   CHECK(seen.size() == 1);
-  check_values(x.grad(), {6.0, 6.0});  // 2 * 3 * ones: only the tensor hook is left
+  expect_close(x.grad(), {6.0, 6.0});  // 2 * 3 * ones: only the tensor hook is left
 }
 
 TEST_CASE("hooks: node post-hooks see what a node returned and may replace it") {
@@ -210,13 +202,13 @@ TEST_CASE("hooks: node post-hooks see what a node returned and may replace it") 
   CHECK(inputs_seen[0] == D{3.0, 4.0});
   CHECK(inputs_seen[1] == D{1.0, 2.0});
   CHECK(outputs_seen[0] == D{1.0, 1.0});
-  check_values(x.grad(), {3.0, 4.0});
-  check_values(w.grad(), {0.0, 0.0});
+  expect_close(x.grad(), {3.0, 4.0});
+  expect_close(w.grad(), {0.0, 0.0});
 
   h.remove();
   y.sum().backward();
-  check_values(x.grad(), {6.0, 8.0});
-  check_values(w.grad(), {1.0, 2.0});
+  expect_close(x.grad(), {6.0, 8.0});
+  expect_close(w.grad(), {1.0, 2.0});
 
   // A replacement list of the wrong length is refused.
   Tensor y2 = x * w;
@@ -231,19 +223,19 @@ TEST_CASE("hooks: backward(inputs=) accumulates only into the listed tensors") {
   Tensor h = x * w;
   Tensor z = (h * h).sum();  // dz/dh = 2h = [6, 16]; dz/dx = 2h w = [18, 64]; dz/dw = 2h x = [6, 32]
   z.backward(Tensor(), /*retain_graph=*/true, /*create_graph=*/false, {x});
-  check_values(x.grad(), {18.0, 64.0});
+  expect_close(x.grad(), {18.0, 64.0});
   CHECK(!w.grad().defined());
 
   autograd::backward({z}, {}, /*retain_graph=*/true, /*create_graph=*/false, {w});
-  check_values(w.grad(), {6.0, 32.0});
-  check_values(x.grad(), {18.0, 64.0});  // untouched this time
+  expect_close(w.grad(), {6.0, 32.0});
+  expect_close(x.grad(), {18.0, 64.0});  // untouched this time
 
   // A non-leaf: its .grad is set (it retains its gradient from now on, as PyTorch), the leaves
   // below it are left alone.
   x.set_grad(Tensor());
   w.set_grad(Tensor());
   z.backward(Tensor(), /*retain_graph=*/true, /*create_graph=*/false, {h});
-  check_values(h.grad(), {6.0, 16.0});
+  expect_close(h.grad(), {6.0, 16.0});
   CHECK(!x.grad().defined());
   CHECK(!w.grad().defined());
 
@@ -251,8 +243,8 @@ TEST_CASE("hooks: backward(inputs=) accumulates only into the listed tensors") {
   h.set_grad(Tensor());
   x.register_hook([](const Tensor& g) { return g * 2; });
   z.backward(Tensor(), /*retain_graph=*/false, /*create_graph=*/false, {h, x});
-  check_values(h.grad(), {6.0, 16.0});
-  check_values(x.grad(), {36.0, 128.0});
+  expect_close(h.grad(), {6.0, 16.0});
+  expect_close(x.grad(), {36.0, 128.0});
   CHECK(!w.grad().defined());
 
   Tensor c = values({1.0, 2.0});
@@ -266,7 +258,7 @@ TEST_CASE("hooks: a leaf's hooks run on the gradient grad() returns for it") {
   Tensor x = leaf({1.0, 2.0});
   x.register_hook([](const Tensor& g) { return g * 2; });
   TensorList gs = autograd::grad({(x * x).sum()}, {x});
-  check_values(gs[0], {4.0, 8.0});
+  expect_close(gs[0], {4.0, 8.0});
   CHECK(!x.grad().defined());
 }
 
@@ -312,12 +304,12 @@ TEST_CASE("inference mode: no graph, no version bumps, inference tensors") {
   CHECK(!InferenceMode::is_enabled());
   CHECK(GradMode::is_enabled());
 
-  check_values(y, {2.0, 4.0});
+  expect_close(y, {2.0, 4.0});
   CHECK(!y.requires_grad());
   CHECK(!y.grad_fn());
   CHECK(y.impl()->autograd() == nullptr);
   CHECK(y.is_inference());
-  check_values(t, {3.0, 3.0});
+  expect_close(t, {3.0, 3.0});
   CHECK(t.is_inference());
   CHECK(t.version() == 0);
   CHECK(!x.is_inference());
@@ -331,14 +323,14 @@ TEST_CASE("inference mode: no graph, no version bumps, inference tensors") {
   // never in one that saves it for backward.
   Tensor w = leaf({10.0, 20.0});
   (t + w).sum().backward();
-  check_values(w.grad(), {1.0, 1.0});
+  expect_close(w.grad(), {1.0, 1.0});
   std::string msg = error_text<AutogradError>([&] { (void)(t * w); });
   CHECK(has(msg, "Inference tensors cannot be saved for backward"));
   Tensor c = t.clone();  // the work-around: a normal tensor
   CHECK(!c.is_inference());
   w.set_grad(Tensor());
   (c * w).sum().backward();
-  check_values(w.grad(), {3.0, 3.0});
+  expect_close(w.grad(), {3.0, 3.0});
   msg = error_text<AutogradError>([&] { t.requires_grad_(); });
   CHECK(has(msg, "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed"));
 }
@@ -348,7 +340,7 @@ TEST_CASE("anomaly mode: a node returning NaN or inf is named, off by default") 
   // d sqrt(x)/dx = 1 / (2 sqrt(x)): inf at 0.
   Tensor x = leaf({0.0, 1.0});
   sqrt(x).sum().backward();
-  check_values(x.grad(), {kInf, 0.5});
+  expect_close(x.grad(), {kInf, 0.5});
   x.set_grad(Tensor());
   {
     autograd::DetectAnomalyGuard guard;
@@ -371,7 +363,7 @@ TEST_CASE("anomaly mode: a node returning NaN or inf is named, off by default") 
     // Finite gradients pass.
     Tensor ok = leaf({4.0});
     sqrt(ok).sum().backward();
-    check_values(ok.grad(), {0.25});
+    expect_close(ok.grad(), {0.25});
   }
   CHECK(!autograd::AnomalyMode::is_enabled());
   autograd::AnomalyMode::set_enabled(true);

@@ -15,24 +15,17 @@
 using namespace kiln;
 using kiln::autograd::checkpoint;
 using kiln::testing::error_text;
+using kiln::testing::expect_close;
 using kiln::testing::has;
 
 namespace {
+
 
 using D = std::vector<double>;
 
 Tensor values(const D& v) { return from_vector(v, {int64_t(v.size())}, TensorOptions(kFloat64)); }
 Tensor leaf(const D& v) { return values(v).requires_grad_(); }
 
-void check_values(const Tensor& t, const D& expected) {
-  REQUIRE(t.defined());
-  std::vector<double> got = t.to_vector<double>();
-  REQUIRE(got.size() == expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    CAPTURE(i);
-    CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-12));
-  }
-}
 
 // The CPU allocator's peak live bytes over a scope, relative to the live bytes at its start. The
 // allocator keeps one all-time peak and cannot reset it: a balloon of (peak - live) bytes,
@@ -170,7 +163,7 @@ TEST_CASE("checkpoint: inputs that do not require grad, or grad mode off, record
   auto fn = [](const TensorList& in) { return TensorList{in[0] * in[1], in[0].argmax()}; };
   TensorList out = checkpoint(fn, {values({1.0, 2.0}), values({3.0, 4.0})});
   REQUIRE(out.size() == 2);
-  check_values(out[0], {3.0, 8.0});
+  expect_close(out[0], {3.0, 8.0});
   CHECK(!out[0].grad_fn());
   CHECK(!out[0].requires_grad());
   {
@@ -196,8 +189,8 @@ TEST_CASE("checkpoint: several inputs and outputs, some not differentiable, thro
   CHECK(out[1].item<int64_t>() == 0);
   Tensor loss = (out[0] * values({1.0, 2.0})).sum() + out[2].sum();
   TensorList g = autograd::grad({loss}, {x, w});
-  check_values(g[0], {3.0 + 2.0, -8.0 + 4.0});
-  check_values(g[1], {1.0, 4.0});
+  expect_close(g[0], {3.0 + 2.0, -8.0 + 4.0});
+  expect_close(g[1], {1.0, 4.0});
   CHECK(!x.grad().defined());  // grad() does not touch .grad
 }
 
@@ -206,17 +199,17 @@ TEST_CASE("checkpoint: double backward, nesting, and an input changed in place")
   Tensor x = leaf({1.0, 2.0, -3.0});
   Tensor y = checkpoint([](const Tensor& t) { return t * t * t; }, x);
   TensorList g = autograd::grad({y.sum()}, {x}, {}, std::nullopt, /*create_graph=*/true);
-  check_values(g[0], {3.0, 12.0, 27.0});
+  expect_close(g[0], {3.0, 12.0, 27.0});
   REQUIRE(g[0].requires_grad());
   TensorList gg = autograd::grad({g[0].sum()}, {x});
-  check_values(gg[0], {6.0, 12.0, -18.0});
+  expect_close(gg[0], {6.0, 12.0, -18.0});
 
   // A checkpoint inside a checkpoint, over a non-leaf input: d sum(exp(2 * 3a))/da = 6 exp(6a).
   Tensor a = leaf({0.0, 0.5});
   Tensor h = a * 3;
   Tensor z = checkpoint([](const Tensor& t) { return checkpoint([](const Tensor& u) { return u * 2; }, t).exp(); }, h);
   z.sum().backward();
-  check_values(a.grad(), {6.0, 6.0 * std::exp(3.0)});
+  expect_close(a.grad(), {6.0, 6.0 * std::exp(3.0)});
 
   // The saved input changed in place after forward: backward refuses it.
   Tensor p = leaf({1.0, 2.0});

@@ -13,24 +13,17 @@ using namespace kiln;
 using kiln::autograd::AutogradContext;
 using kiln::autograd::Function;
 using kiln::testing::error_text;
+using kiln::testing::expect_close;
 using kiln::testing::has;
 
 namespace {
+
 
 using D = std::vector<double>;
 
 Tensor values(const D& v) { return from_vector(v, {int64_t(v.size())}, TensorOptions(kFloat64)); }
 Tensor leaf(const D& v) { return values(v).requires_grad_(); }
 
-void check_values(const Tensor& t, const D& expected) {
-  REQUIRE(t.defined());
-  std::vector<double> got = t.to_vector<double>();
-  REQUIRE(got.size() == expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    CAPTURE(i);
-    CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-12));
-  }
-}
 
 // exp, saving its output: the saved output comes back with this node's history.
 struct MyExp : Function<MyExp> {
@@ -201,19 +194,19 @@ TEST_CASE("custom function: exp, cube and linear match the built-in ops' gradien
   Tensor y = MyExp::apply(x);
   REQUIRE(y.grad_fn());
   CHECK(std::string(y.grad_fn()->name()) == "MyExpBackward");
-  check_values(y, {1.0, std::exp(1.0), std::exp(-1.0)});
+  expect_close(y, {1.0, std::exp(1.0), std::exp(-1.0)});
   y.sum().backward();
-  check_values(x.grad(), {1.0, std::exp(1.0), std::exp(-1.0)});
+  expect_close(x.grad(), {1.0, std::exp(1.0), std::exp(-1.0)});
   Tensor x2 = leaf({0.0, 1.0, -1.0});
   x2.exp().sum().backward();
-  check_values(x.grad(), x2.grad().to_vector<double>());
+  expect_close(x.grad(), x2.grad().to_vector<double>());
 
   // d x^3/dx = 3x^2; the node is named after the type when it defines no name().
   Tensor c = leaf({1.0, 2.0, -3.0});
   Tensor cube = Cube::apply(c);
   CHECK(std::string(cube.grad_fn()->name()) == "Cube");
   cube.sum().backward();
-  check_values(c.grad(), {3.0, 12.0, 27.0});
+  expect_close(c.grad(), {3.0, 12.0, 27.0});
 
   // x [[1, 2]], w [[3, 4], [5, 6]], b [7, 8]: y = x w^T + b = [[18, 25]]. With L = sum(y * [1, 2]):
   // dL/dx = [1, 2] w = [13, 16], dL/dw = [1, 2]^T x = [[1, 2], [2, 4]], dL/db = [1, 2].
@@ -221,14 +214,14 @@ TEST_CASE("custom function: exp, cube and linear match the built-in ops' gradien
   Tensor w = from_vector(D{3.0, 4.0, 5.0, 6.0}, {2, 2}, TensorOptions(kFloat64)).requires_grad_();
   Tensor b = leaf({7.0, 8.0});
   Tensor out = Linear::apply(in, w, b);
-  check_values(out.reshape({2}), {18.0, 25.0});
+  expect_close(out.reshape({2}), {18.0, 25.0});
   (out * values({1.0, 2.0})).sum().backward();
-  check_values(in.grad().reshape({2}), {13.0, 16.0});
-  check_values(w.grad().reshape({4}), {1.0, 2.0, 2.0, 4.0});
-  check_values(b.grad(), {1.0, 2.0});
+  expect_close(in.grad().reshape({2}), {13.0, 16.0});
+  expect_close(w.grad().reshape({4}), {1.0, 2.0, 2.0, 4.0});
+  expect_close(b.grad(), {1.0, 2.0});
   // Without a bias (an empty std::optional<Tensor> is a tensor input that gets no gradient).
   Tensor out2 = Linear::apply(in, w, std::optional<Tensor>());
-  check_values(out2.reshape({2}), {11.0, 17.0});
+  expect_close(out2.reshape({2}), {11.0, 17.0});
 }
 
 TEST_CASE("custom function: two outputs, with gradients materialized or not") {
@@ -241,29 +234,29 @@ TEST_CASE("custom function: two outputs, with gradients materialized or not") {
   CHECK(out[0].output_nr() == 0);
   CHECK(out[1].output_nr() == 1);
   (out[0].sum() + 2 * out[1].sum()).backward();
-  check_values(x.grad(), {5.0, 6.0});
-  check_values(y.grad(), {3.0, 4.0});
+  expect_close(x.grad(), {5.0, 6.0});
+  expect_close(y.grad(), {3.0, 4.0});
 
   // Only a = x * y used: b's gradient arrives as zeros (materialized) ...
   x.set_grad(Tensor());
   out = MulAdd::apply(x, y, true);
   out[0].sum().backward();
   CHECK(MulAdd::received_defined == std::vector<bool>{true, true});
-  check_values(x.grad(), {3.0, 4.0});
+  expect_close(x.grad(), {3.0, 4.0});
   // ... or undefined with set_materialize_grads(false).
   x.set_grad(Tensor());
   out = MulAdd::apply(x, y, false);
   out[0].sum().backward();
   CHECK(MulAdd::received_defined == std::vector<bool>{true, false});
-  check_values(x.grad(), {3.0, 4.0});
+  expect_close(x.grad(), {3.0, 4.0});
 }
 
 TEST_CASE("custom function: non-tensor arguments are forwarded and get no gradient") {
   Tensor x = leaf({1.0, -2.0});
   Tensor y = Scale::apply(x, 2.5, std::string("scale"));
-  check_values(y, {2.5, -5.0});
+  expect_close(y, {2.5, -5.0});
   y.sum().backward();
-  check_values(x.grad(), {2.5, 2.5});
+  expect_close(x.grad(), {2.5, 2.5});
 
   // A defined gradient for the non-tensor argument is an error, naming the function.
   Tensor z = BadGradient::apply(leaf({1.0, 2.0}), true);
@@ -296,7 +289,7 @@ TEST_CASE("custom function: saved tensors are version-checked and freed after ba
   Tensor b = Cube::apply(a);
   b.sum().backward(Tensor(), /*retain_graph=*/true);
   b.sum().backward();
-  check_values(a.grad(), {6.0, 24.0});
+  expect_close(a.grad(), {6.0, 24.0});
   CHECK(has(error_text<AutogradError>([&] { b.sum().backward(); }), "backward through the graph a second time"));
 }
 
@@ -311,9 +304,9 @@ TEST_CASE("custom function: mark_dirty moves an in-place input's history onto th
   CHECK(b.version() > version);
   REQUIRE(b.grad_fn());
   CHECK(std::string(b.grad_fn()->name()) == "MulInPlace");
-  check_values(b, {3.0, 12.0});
+  expect_close(b, {3.0, 12.0});
   c.sum().backward();
-  check_values(a.grad(), {6.0, 12.0});
+  expect_close(a.grad(), {6.0, 12.0});
 
   // The in-place change invalidates what an earlier op saved: exp saved its output e.
   Tensor p = leaf({0.0, 1.0});
@@ -328,9 +321,9 @@ TEST_CASE("custom function: mark_dirty moves an in-place input's history onto th
   const uint32_t t_version = t.version();
   SetFirst::apply(t);
   CHECK(t.version() == t_version + 1);
-  check_values(t, {7.0, 2.0});
+  expect_close(t, {7.0, 2.0});
   (t * 5).sum().backward();
-  check_values(s.grad(), {0.0, 5.0});
+  expect_close(s.grad(), {0.0, 5.0});
 
   // A leaf that requires grad cannot be modified in place.
   Tensor q = leaf({1.0, 2.0});
@@ -339,7 +332,7 @@ TEST_CASE("custom function: mark_dirty moves an in-place input's history onto th
   Tensor r = values({1.0, 2.0});
   Tensor r2 = MulInPlace::apply(r, 2.0);
   CHECK(!r2.grad_fn());
-  check_values(r, {2.0, 4.0});
+  expect_close(r, {2.0, 4.0});
 }
 
 TEST_CASE("custom function: mark_non_differentiable outputs get no history") {
@@ -354,9 +347,9 @@ TEST_CASE("custom function: mark_non_differentiable outputs get no history") {
   CHECK(!mask.grad_fn());
   CHECK(!mask.requires_grad());
   CHECK(index.item<int64_t>() == 1);
-  check_values(mask, {0.0, 1.0, 0.0});
+  expect_close(mask, {0.0, 1.0, 0.0});
   value.backward();
-  check_values(x.grad(), {0.0, 1.0, 0.0});
+  expect_close(x.grad(), {0.0, 1.0, 0.0});
   // The non-differentiable outputs' gradients arrive as zeros.
   CHECK(MaxWithIndex::received_defined == std::vector<bool>{true, true, true});
 }
@@ -368,10 +361,10 @@ TEST_CASE("custom function: needs_input_grad, grad mode in forward, nothing reco
   CHECK(Probe::in_forward == std::vector<bool>{true, false, false});
   CHECK(!Probe::grad_mode_in_forward);
   CHECK(GradMode::is_enabled());
-  check_values(out, {13.0, 26.0});
+  expect_close(out, {13.0, 26.0});
   out.sum().backward();
   CHECK(Probe::in_backward == std::vector<bool>{true, false, false});
-  check_values(x.grad(), {2.0, 2.0});  // Probe's (deliberately not 3) gradient
+  expect_close(x.grad(), {2.0, 2.0});  // Probe's (deliberately not 3) gradient
   CHECK(!y.grad().defined());          // the gradient returned for y is ignored
 
   // No input requires grad, or grad mode is off: no node.
@@ -407,15 +400,15 @@ TEST_CASE("custom function: double backward through a backward written with kiln
   Tensor x = leaf({1.0, 2.0, -3.0});
   Tensor y = Cube::apply(x);
   TensorList g = autograd::grad({y.sum()}, {x}, {}, std::nullopt, /*create_graph=*/true);
-  check_values(g[0], {3.0, 12.0, 27.0});
+  expect_close(g[0], {3.0, 12.0, 27.0});
   REQUIRE(g[0].requires_grad());
   TensorList gg = autograd::grad({g[0].sum()}, {x});
-  check_values(gg[0], {6.0, 12.0, -18.0});
+  expect_close(gg[0], {6.0, 12.0, -18.0});
 
   // Through a saved output too: d^2 exp(x)/dx^2 = exp(x).
   Tensor p = leaf({0.0, 1.0});
   Tensor e = MyExp::apply(p);
   TensorList ge = autograd::grad({e.sum()}, {p}, {}, std::nullopt, true);
   TensorList gge = autograd::grad({ge[0].sum()}, {p});
-  check_values(gge[0], {1.0, std::exp(1.0)});
+  expect_close(gge[0], {1.0, std::exp(1.0)});
 }

@@ -38,5 +38,11 @@ inline void expect_values(const Tensor& t, std::vector<int64_t> shape, std::vect
   }
 }
 
+// A tensor's values in order to 1e-12 relative (autograd tests against PyTorch's float64 values).
+inline void expect_close(const Tensor& t, const std::vector<double>& expected) {
+  REQUIRE(t.defined());
+  expect_values(t, t.sizes().vec(), expected, 1e-12);
+}
+
 }  // namespace kiln::testing
 #endif  // KILN_TESTS_SUPPORT_TEST_HELPERS_H_
