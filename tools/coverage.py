@@ -25,6 +25,9 @@ DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat
 # Gradient cells: float64 gradcheck (and gradgradcheck) for every differentiable op, and
 # complex128 gradcheck (PyTorch's conjugate-Wirtinger convention) where the op declares complex128.
 GRAD_DTYPES = ["float64", "complex128"]
+# The checks made on the gradient dtypes: "backward" (gradcheck, reverse mode) and "jvp" (forward
+# mode: J v through dual tensors against finite differences and against reverse mode's J^T u).
+GRAD_CHECKS = ["backward", "jvp"]
 # Several results for one cell (a test run twice, say): the worst one counts.
 RANK = {"pass": 0, "unverified": 1, "fail": 2}
 
@@ -83,6 +86,17 @@ def with_device_run(c, key, device_run):
     return c
 
 
+def grad_cells(name, backend, check, declared, compiled, results, device_run, extra):
+    """{gradient dtype: cell} of one check: float64 and complex128, each where the backend declares it."""
+    cells = {}
+    for dtype in GRAD_DTYPES:
+        key = cell_key(name, backend, dtype, check)
+        c = with_device_run(cell(dtype in declared, dtype in compiled, results.get(key), **extra), key, device_run)
+        if c:
+            cells[dtype] = c
+    return cells
+
+
 def merge(declared_doc, results, build_info=None, device_run=None):
     """build_info (build/build_info.json): what this build compiled; without it every declared
     kernel counts as compiled. device_run: tests/cuda_device_run.json, its cells as a set."""
@@ -92,7 +106,13 @@ def merge(declared_doc, results, build_info=None, device_run=None):
                       key=lambda b: (b != "cpu", b))
     for op in declared_doc["ops"]:
         row = {k: op.get(k) for k in ("name", "family", "doc", "kind", "differentiable")}
-        row["forward"], row["backward"] = {}, {}
+        # How the op pushes tangents (forward-mode AD); a declared file older than forward AD has none.
+        row["jvp_mode"] = op.get("jvp", "none")
+        row["forward"] = {}
+        row.update({check: {} for check in GRAD_CHECKS})
+        # Forward-AD cells for every mode but "none": an "unsupported" op keeps them (they fail or stay
+        # declared), which shows the gap instead of hiding it.
+        grad_checks = ["backward"] + (["jvp"] if row["jvp_mode"] != "none" else [])
         for backend in backends:
             b = op.get("backends", {}).get(backend, {"declared": [], "compiled": []})
             declared, compiled = set(b.get("declared", [])), set(b.get("compiled", []))
@@ -108,29 +128,22 @@ def merge(declared_doc, results, build_info=None, device_run=None):
                     cells[dtype] = c
             row["forward"][backend] = cells
             if op.get("differentiable"):
-                # {gradient dtype: cell}: float64 and complex128, each where the backend declares it
-                grads = {}
-                for dtype in GRAD_DTYPES:
-                    is_declared = dtype in declared
-                    key = cell_key(op["name"], backend, dtype, "backward")
-                    c = with_device_run(cell(is_declared, dtype in compiled, results.get(key), **extra), key,
-                                        device_run)
-                    if c:
-                        grads[dtype] = c
-                row["backward"][backend] = grads
+                for check in grad_checks:
+                    row[check][backend] = grad_cells(op["name"], backend, check, declared, compiled, results,
+                                                     device_run, extra)
         ops.append(row)
     return backends, ops
 
 
 def totals(backends, ops):
-    """Counts per row: "<backend> forward" (every dtype), and "<backend> backward <dtype>" for
-    each gradient dtype (float64 and complex128 gradcheck apart)."""
+    """Counts per row: "<backend> forward" (every dtype), and "<backend> backward <dtype>" and
+    "<backend> jvp <dtype>" for each gradient dtype (float64 and complex128 apart)."""
     out = {}
     for backend in backends:
-        for check, dtypes in (("forward", None), *(("backward", [d]) for d in GRAD_DTYPES)):
+        for check, dtypes in (("forward", None), *((c, [d]) for c in GRAD_CHECKS for d in GRAD_DTYPES)):
             counts = {"declared": 0, "compiled": 0, "pass": 0, "fail": 0, "unverified": 0, "not run": 0}
             for op in ops:
-                cells = op[check].get(backend) or {}
+                cells = (op.get(check) or {}).get(backend) or {}
                 for dtype, c in cells.items():
                     if dtypes is not None and dtype not in dtypes:
                         continue
@@ -146,8 +159,8 @@ def totals(backends, ops):
 def passing_cells(ops):
     keys = []
     for op in ops:
-        for check in ("forward", "backward"):
-            for backend, cells in op[check].items():
+        for check in ("forward", *GRAD_CHECKS):
+            for backend, cells in (op.get(check) or {}).items():
                 keys += [cell_key(op["name"], backend, d, check) for d, c in (cells or {}).items()
                          if c["status"] == "pass"]
     return sorted(keys)
@@ -157,7 +170,7 @@ def status_of(ops, key):
     name, backend, dtype, check = key.split(" ")
     for op in ops:
         if op["name"] == name:
-            c = (op[check].get(backend) or {}).get(dtype)
+            c = ((op.get(check) or {}).get(backend) or {}).get(dtype)
             return (c["status"], c.get("detail", "")) if c else ("vanished", "no longer declared")
     return "vanished", "op no longer in ops/*.yaml"
 

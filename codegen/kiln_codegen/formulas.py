@@ -122,6 +122,8 @@ def check_registry(registry, formula_lines, root, errors):
                 elif name not in formula_locals and name not in CONSTANTS:
                     errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} names unknown input '{name}'",
                                                 f"names in scope: {', '.join(sorted(formula_locals))}"))
+        if op.jvp and op.jvp != "linear":
+            _check_jvp(op, formula_lines.get((op.full_name, "jvp"), op.line), callable_names, method_names, errors)
         if op.kind == "pointwise":
             bad = expr_syntax.problem(op.body)
             if bad:
@@ -138,3 +140,33 @@ def check_registry(registry, formula_lines, root, errors):
                 elif name not in args and name not in CONSTANTS:
                     errors.append(RegistryError(op.line, f"{op.full_name}: pointwise expression names unknown argument '{name}'",
                                                 f"arguments: {', '.join(sorted(args))}"))
+
+
+def jvp_locals(op):
+    """What a jvp formula may read: the inputs, the result(s), sizes and dtypes, and the tangent
+    <input>_t of each differentiable input (zeros when it has none)."""
+    names = {n for n in local_names(op) if n != "grad" and not n.startswith("grad_")}
+    return names | {f"{name}_t" for name in op.differentiable_inputs}
+
+
+def used_jvp_locals(op):
+    locals_ = jvp_locals(op)
+    return {name for name, is_call, is_member in tokens(op.jvp) if not is_member and not is_call and name in locals_}
+
+
+def _check_jvp(op, line, callable_names, method_names, errors):
+    bad = expr_syntax.problem(op.jvp)
+    if bad:
+        errors.append(RegistryError(line, f"jvp of {op.full_name} is not a C++ expression: {bad}"))
+        return
+    locals_ = jvp_locals(op)
+    for name, is_call, is_member in tokens(op.jvp):
+        if is_member:
+            continue
+        if is_call:
+            if name not in callable_names:
+                errors.append(RegistryError(line, f"jvp of {op.full_name} calls unknown function '{name}'",
+                                            "use a kiln op from ops/*.yaml or a helper declared in runtime/include/kiln/autograd/formulas.h"))
+        elif name not in locals_ and name not in CONSTANTS:
+            errors.append(RegistryError(line, f"jvp of {op.full_name} names unknown '{name}'",
+                                        f"names in scope: {', '.join(sorted(locals_))}"))

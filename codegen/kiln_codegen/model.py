@@ -29,7 +29,7 @@ OP_KEYS = {
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
     "result_dtype", "identity", "zero_dim", "differentiable", "compare", "integer_divisor", "integer_exponent",
-    "output_differentiability",
+    "output_differentiability", "jvp",
 }
 # What the generated forward test compares with PyTorch's result: the values, or only sizes,
 # dtype and device (uninitialized results such as empty's, and draws from kiln's generator).
@@ -87,6 +87,9 @@ class Op:
     derivatives: Dict[str, str] = field(default_factory=dict)
     non_differentiable: List[str] = field(default_factory=list)
     output_differentiability: List[bool] = field(default_factory=list)  # per output; empty: all
+    # forward-mode AD: "" (derived from the derivatives: pointwise ops; else by transposing them),
+    # "linear" (the op applied to the tangents) or a formula over <input>_t, the inputs and result
+    jvp: str = ""
     gradgrad: bool = True
     variants: List[str] = field(default_factory=list)
     operators: List[str] = field(default_factory=list)
@@ -552,6 +555,20 @@ def _parse_op(raw, groups, ctx, errors):
             errors.append(RegistryError(oline, f"{sig.full_name}: output_differentiability applies to ops with derivatives"))
         else:
             op = replace(op, output_differentiability=flags)
+    if "jvp" in raw:
+        jline = raw.line_of("jvp")
+        value = raw["jvp"]
+        if not isinstance(value, str) or not value.strip():
+            errors.append(RegistryError(jline, f"{sig.full_name}: jvp must be 'linear' or a formula string"))
+        elif not op.derivatives:
+            errors.append(RegistryError(jline, f"{sig.full_name}: jvp applies to ops with derivatives",
+                                        "an op without them has no tangent (or, a composite body, its parts' tangents)"))
+        elif value.strip() != "linear" and len(sig.returns) > 1:
+            errors.append(RegistryError(jline, f"{sig.full_name}: a jvp formula for an op with several outputs is not "
+                                        "supported", "leave jvp out: the derivative formulas are transposed"))
+        else:
+            op = replace(op, jvp=value.strip())
+            ctx.formula_lines[(op.full_name, "jvp")] = jline
     op = replace(op, gradgrad=bool(raw.get("gradgrad", True)))
     if "differentiable" in raw:
         op = replace(op, composes_gradients=bool(raw["differentiable"]))

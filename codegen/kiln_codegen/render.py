@@ -8,6 +8,7 @@ import jinja2
 
 from . import cpp
 from .model import FLOATING, normalized_samples
+from . import views
 from .views import OpView
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
@@ -102,6 +103,12 @@ def _entries_over_base(views):
         if v.differentiable and "inplace" in v.op.variants and any(s.kind == "tensor" and s.name == "self"
                                                                    for s in v.saved_inputs):
             calls.add("clone")  # in place, self's old value is saved as _ops::clone(self)
+        if v.op.jvp and v.op.jvp != "linear":
+            calls |= {m for m in FORMULA_CALL.findall(v.op.jvp) if m in names}
+        if v.jvp_mode == "derived":
+            calls.add("conj")  # conj(formula[grad := conj(t)])
+        if v.jvp_reads_self and "inplace" in v.op.variants:
+            calls.add("clone")  # self's value before an in-place op, for its jvp
         v.formula_ops = sorted(calls)
         v.adapter = (v.op.kind == "composite" and not v.has_list and "function" in v.op.variants
                      and not any(a.type.mutable for a in v.sig.arguments if a.type.base == "Tensor")
@@ -383,7 +390,8 @@ def samples_doc(registry):
         torch_call = op.torch or f"torch.ops.aten.{op.name}.{op.sig.overload or 'default'}"
         ops.append({"name": op.full_name, "signature": op.full_name + str_args(op.sig), "torch": torch_call,
                     "dtypes": op.dtypes, "differentiable_inputs": differentiable_inputs(op) if is_grad_tested(op) else [],
-                    "gradgrad": op.gradgrad, "special_values": op.special_values, "variants": op.variants,
+                    "gradgrad": op.gradgrad, "jvp": views.jvp_mode(op), "special_values": op.special_values,
+                    "variants": op.variants,
                     "factory": op.is_factory, "random": op.is_random, "compare": op.compare,
                     "args": [_arg_json(a) for a in op.sig.arguments], "samples": normalized_samples(op)})
     return {"ops": ops}
@@ -400,5 +408,5 @@ def declared_doc(registry, missing):
             compiled = declared if op not in missing else []
             backends[b] = {"declared": declared, "compiled": compiled}
         ops.append({"name": op.full_name, "family": op.family, "doc": op.doc, "kind": op.kind,
-                    "differentiable": is_grad_tested(op), "backends": backends})
+                    "differentiable": is_grad_tested(op), "jvp": views.jvp_mode(op), "backends": backends})
     return {"ops": ops}

@@ -1,4 +1,5 @@
 """Per-op facts the templates need, computed once from the model."""
+import re
 from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
@@ -86,6 +87,28 @@ PROMOTION_ENUM = {"default": "Default", "int_to_float": "IntToFloat", "bool_resu
                   "complex_to_real": "ComplexToReal", "self": "SelfDType"}
 
 
+def substitute_grad(formula, replacement):
+    """The formula with the identifier `grad` (not a member, not grad_<name>) replaced."""
+    return re.sub(r"(?<![\w.>])grad(?!\w)", replacement, formula)
+
+
+def jvp_mode(op):
+    """How forward-mode AD passes an op: none (no derivatives, and not a composite of
+    differentiable parts), parts (a composite body: its ops push the tangents), formula (`jvp:`),
+    linear (the op applied to the tangents), derived (pointwise: conj(formula[grad := conj(t)])
+    per input), vjp (the derivative formulas transposed by one backward pass) or unsupported (a
+    list input without a `jvp:`)."""
+    if not op.derivatives:
+        return "parts" if op.kind == "composite" and op.composes_gradients and not (op.is_factory or op.is_random) else "none"
+    if op.jvp:
+        return "linear" if op.jvp == "linear" else "formula"
+    if op.kind == "pointwise":
+        return "derived"
+    if any(a.type.is_tensor_list and a.name in op.differentiable_inputs for a in op.sig.arguments):
+        return "unsupported"
+    return "vjp"
+
+
 def dtype_mask(dtypes):
     return sum(1 << DTYPES.index(d) for d in dtypes)
 
@@ -150,6 +173,7 @@ class OpView:
         self.over_base = False
         self.formula_ops = []
         self._derivatives(registry)
+        self._forward()
         self._pointwise()
         self._structured()
         self._registry()
@@ -290,6 +314,69 @@ class OpView:
         self.edge_reserve = len(grads) if len(grads) > 1 and not lists_before else 0
         self.record_inputs = ", ".join(f"&{a.name}" for a in self.diff_inputs if not a.type.is_list)
         self.record_lists = [a.name for a in self.diff_inputs if a.type.is_list]
+
+    # ---- forward-mode AD ----
+    def _forward(self):
+        """How the entry pushes tangents through (templates/forward_ad.j2): jvp_mode is none (no
+        derivatives), formula (`jvp:`), linear (the op on the tangents), derived (a pointwise op:
+        conj(formula[grad := conj(t)]) per input), vjp (the formulas transposed by one backward
+        pass) or unsupported (a list input without a `jvp:`)."""
+        op = self.op
+        self.jvp_terms, self.jvp_locals, self.jvp_reads_self, self.jvp_reads_result = [], [], False, False
+        self.jvp_single = [g for g in getattr(self, "grad_inputs", []) if not g.is_list]
+        self.jvp_tangents = [a.name for a in self.diff_inputs if not a.type.is_list]
+        self.jvp_lists = [a.name for a in self.diff_inputs if a.type.is_list]
+        self.jvp_mode = jvp_mode(op)
+        if self.jvp_mode in ("none", "parts", "unsupported"):
+            self.jvp_mode = "none" if self.jvp_mode == "parts" else self.jvp_mode
+            return
+        if self.jvp_mode == "linear":
+            tangent_args = []
+            for a in op.sig.arguments:
+                tangent_args.append(f"{a.name}_t" if a.name in op.differentiable_inputs else a.name)
+            self.jvp_linear_call = ", ".join(tangent_args)
+            return
+        if self.jvp_mode == "formula":
+            used = formulas.used_jvp_locals(op)
+            self.jvp_expr = op.jvp
+        elif self.jvp_mode == "derived":
+            used = set()
+            for key, f in op.derivatives.items():
+                names = formula_inputs(key)
+                used |= formulas.used_locals(op, f)
+                for k, name in enumerate(names):
+                    body = substitute_grad(f, f"conj({name}_t)")
+                    if len(names) > 1:
+                        mask = ", ".join("true" if j == k else "false" for j in range(len(names)))
+                        body = re.sub(r"(?<![\w.>])grad_input_mask(?!\w)", f"std::array<bool, {len(names)}>{{{mask}}}", body)
+                        body = f"std::get<{k}>({body})"
+                    self.jvp_terms.append((name, f"conj({body})"))
+            self.jvp_terms.sort(key=lambda t: [a.name for a in self.diff_inputs].index(t[0]))
+        else:  # vjp
+            used = set(self.used)
+        self.jvp_reads_self = "self" in used
+        self.jvp_reads_result = "result" in used or self.jvp_mode == "vjp"
+        # locals the formulas read that the entry spells differently from the node
+        for a in op.sig.arguments:
+            if a.type.base == "Tensor" and not a.type.is_list:
+                if f"{a.name}_sizes" in used:
+                    self.jvp_locals.append(f"const IntArrayRef {a.name}_sizes = {a.name}.sizes();")
+                if f"{a.name}_dtype" in used:
+                    self.jvp_locals.append(f"const DType {a.name}_dtype = {a.name}.dtype();")
+        if self.multi_output:
+            for i, r in enumerate(self.output_names):
+                if r in used or self.jvp_mode == "vjp":
+                    self.jvp_locals.append(f"const auto& {r} = std::get<{i}>(result);")
+            for alias, output in self.result_aliases:
+                self.jvp_locals.append(f"const auto& {alias} = {output};")
+
+    @property
+    def jvp_condition(self):
+        parts = []
+        if self.jvp_tangents:
+            parts.append("autograd::forward_ad::any_dual({" + ", ".join(f"&{n}" for n in self.jvp_tangents) + "})")
+        parts += [f"autograd::forward_ad::any_dual({l})" for l in self.jvp_lists]
+        return " || ".join(parts) if parts else "false"
 
     @property
     def record_condition(self):

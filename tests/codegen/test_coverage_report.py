@@ -1,5 +1,6 @@
 """tools/coverage.py's merge: results, build info and a recorded device run make the cells;
-real (float64) and complex (complex128) gradient cells are kept, counted and ratcheted apart."""
+real (float64) and complex (complex128) gradient cells are kept, counted and ratcheted apart, and
+so are reverse-mode (backward) and forward-mode (jvp) ones."""
 import contextlib
 import io
 import json
@@ -189,6 +190,118 @@ class ComplexGradients(unittest.TestCase):
                       "passed": {cell_key("mm", "cuda", "complex128", "backward")}}
         _, ops = merge(declared, {}, BUILD, device_run)
         self.assertIn("passed on NVIDIA H200", ops[0]["backward"]["cuda"]["complex128"]["detail"])
+        self.assertNotIn("H200", ops[0]["backward"]["cuda"]["float64"]["detail"])
+
+
+# The registry's forward-AD modes (the declared file's "jvp"): exp derives its tangents, mm has a
+# formula, cholesky cannot push them, eq is not differentiable. COMPLEX above predates the key.
+FORWARD_AD = {"ops": [
+    {"name": "exp", "family": "pointwise", "doc": "", "kind": "pointwise", "differentiable": True, "jvp": "derived",
+     "backends": {"cpu": {"declared": ["float32", "float64", "complex128"],
+                          "compiled": ["float32", "float64", "complex128"]},
+                  "cuda": {"declared": ["float32", "float64"], "compiled": ["float32", "float64"]}}},
+    {"name": "mm", "family": "linalg", "doc": "", "kind": "matmul", "differentiable": True, "jvp": "formula",
+     "backends": {"cpu": {"declared": ["float64", "complex128"], "compiled": ["float64"]}}},
+    {"name": "cholesky", "family": "linalg", "doc": "", "kind": "composite", "differentiable": True,
+     "jvp": "unsupported", "backends": {"cpu": {"declared": ["float64"], "compiled": ["float64"]}}},
+    {"name": "eq", "family": "comparison", "doc": "", "kind": "pointwise", "differentiable": False, "jvp": "none",
+     "backends": {"cpu": {"declared": ["float64"], "compiled": ["float64"]}}},
+]}
+
+
+def jvp(backend, dtype, status, op, detail=""):
+    return dict(result(backend, dtype, "jvp", status, op), detail=detail)
+
+
+class ForwardAD(unittest.TestCase):
+    def test_jvp_cells_are_built_like_the_backward_ones(self):
+        results = results_of(jvp("cpu", "float64", "pass", "exp"), jvp("cpu", "complex128", "fail", "exp"))
+        _, ops = merge(FORWARD_AD, results)
+        exp, mm, cholesky, eq = ops
+        self.assertEqual(exp["jvp_mode"], "derived")
+        self.assertEqual(exp["jvp"]["cpu"]["float64"]["status"], "pass")
+        self.assertEqual(exp["jvp"]["cpu"]["complex128"]["status"], "fail")
+        self.assertEqual(set(exp["jvp"]["cuda"]), {"float64"})  # cuda declares no complex128
+        self.assertEqual(mm["jvp"]["cpu"]["float64"]["status"], "not run")
+        self.assertEqual(mm["jvp"]["cpu"]["complex128"]["status"], "declared")  # declared, not compiled
+        # an op that cannot push tangents keeps its cells: the gap shows
+        self.assertEqual((cholesky["jvp_mode"], cholesky["jvp"]["cpu"]["float64"]["status"]),
+                         ("unsupported", "not run"))
+        self.assertEqual((eq["jvp_mode"], eq["jvp"]), ("none", {}))
+        self.assertIn(cell_key("exp", "cpu", "float64", "jvp"), passing_cells(ops))
+        self.assertNotIn(cell_key("exp", "cpu", "float64", "backward"), passing_cells(ops))
+
+    def test_a_declared_file_without_jvp_modes_gives_no_jvp_cells(self):
+        _, ops = merge(COMPLEX, {})
+        self.assertEqual([(op["jvp_mode"], op["jvp"]) for op in ops], [("none", {})] * 3)
+        md = render_markdown(report_of(*merge(COMPLEX, {})))
+        row = op_row(md, "cpu", "mm")
+        self.assertEqual((row["fwd"], row["fwd c128"], row["fwd via"]), ("", "", ""))
+
+    def test_results_without_jvp_lines_leave_the_cells_not_run(self):
+        results = results_of(result("cpu", "float64", "backward", "pass", "exp"))
+        backends, ops = merge(FORWARD_AD, results)
+        counts = totals(backends, ops)
+        self.assertEqual(counts["cpu jvp float64"]["declared"], 3)  # exp, mm, cholesky
+        self.assertEqual(counts["cpu jvp float64"]["not run"], 3)
+        self.assertEqual(counts["cpu jvp complex128"]["declared"], 2)  # exp, mm
+        self.assertEqual(counts["cpu jvp complex128"]["compiled"], 1)
+        md = render_markdown(report_of(backends, ops))
+        row = op_row(md, "cpu", "exp")
+        self.assertEqual((row["grad"], row["fwd"], row["fwd c128"], row["fwd via"]), ("✓", "–", "–", "derived"))
+        self.assertNotIn("## Failing cells", md)
+
+    def test_the_fwd_columns_and_mode_show_in_markdown_and_html(self):
+        results = results_of(jvp("cpu", "float64", "pass", "exp"),
+                             jvp("cpu", "complex128", "fail", "exp", "sample 0: J v differs (jvp: derived)"),
+                             jvp("cpu", "float64", "fail", "cholesky", "NotImplementedError (jvp: unsupported)"))
+        backends, ops = merge(FORWARD_AD, results)
+        md = render_markdown(report_of(backends, ops))
+        exp, cholesky, eq = (op_row(md, "cpu", n) for n in ("exp", "cholesky", "eq"))
+        self.assertEqual((exp["fwd"], exp["fwd c128"], exp["fwd via"]), ("✓", "✗", "derived"))
+        self.assertEqual((cholesky["fwd"], cholesky["fwd via"]), ("✗", "unsupported"))
+        self.assertEqual(eq["fwd via"], "")  # mode "none" is blank
+        self.assertEqual(op_row(md, "cuda", "mm")["fwd via"], "")  # no cells on cuda
+        failing = md.split("## Failing cells", 1)[1]
+        self.assertIn("- `exp` cpu complex128 forward AD: sample 0: J v differs (jvp: derived)", failing)
+        self.assertIn("- `cholesky` cpu float64 forward AD: NotImplementedError", failing)
+        self.assertIn("cpu fwd (real)", md)
+        pointwise = next(line for line in md.splitlines() if line.startswith("| pointwise |"))
+        # family, ops, then cpu: forward, grad (real), grad (complex), fwd (real), fwd (complex)
+        self.assertEqual([c.strip() for c in pointwise.strip("|").split("|")][2:7],
+                         ["0/3", "0/1", "0/1", "1/1", "0/1"])
+        page = render_html(report_of(backends, ops))
+        self.assertIn(">fwd</th>", page)
+        self.assertIn(">fwd c128</th>", page)
+        self.assertIn("float64 forward-mode AD: J v vs finite differences and reverse mode", page)
+        self.assertIn(">fwd via</th>", page)
+        self.assertIn(">unsupported</td>", page)
+
+    def test_the_ratchet_catches_a_jvp_cell_and_old_baselines_still_pass(self):
+        passing = results_of(result("cpu", "float64", "backward", "pass", "exp"), jvp("cpu", "float64", "pass", "exp"))
+        with tempfile.TemporaryDirectory() as tmp:
+            baseline = os.path.join(tmp, "baseline.json")
+            with open(baseline, "w", encoding="utf-8") as f:
+                json.dump({"cells": passing_cells(merge(FORWARD_AD, passing)[1])}, f)
+            now = dict(passing)
+            key = cell_key("exp", "cpu", "float64", "jvp")
+            now[key] = dict(now[key], status="fail", detail="J v differs")
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                self.assertEqual(check_ratchet(merge(FORWARD_AD, now)[1], baseline), 1)
+            self.assertIn(f"{key}: passed in the baseline, now fail (J v differs)", out.getvalue())
+            # a baseline from before forward AD holds no jvp cell: unrun jvp cells do not fail it
+            with open(baseline, "w", encoding="utf-8") as f:
+                json.dump({"cells": [cell_key("exp", "cpu", "float64", "backward")]}, f)
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(check_ratchet(merge(FORWARD_AD, passing)[1], baseline), 0)
+                without_jvp = results_of(result("cpu", "float64", "backward", "pass", "exp"))
+                self.assertEqual(check_ratchet(merge(FORWARD_AD, without_jvp)[1], baseline), 0)
+
+    def test_a_jvp_cuda_cell_gets_the_device_run_note(self):
+        device_run = {"device": "NVIDIA H200", "date": "2026-11-26",
+                      "passed": {cell_key("exp", "cuda", "float64", "jvp")}}
+        _, ops = merge(FORWARD_AD, {}, BUILD, device_run)
+        self.assertIn("passed on NVIDIA H200", ops[0]["jvp"]["cuda"]["float64"]["detail"])
         self.assertNotIn("H200", ops[0]["backward"]["cuda"]["float64"]["detail"])
 
 

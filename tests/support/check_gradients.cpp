@@ -65,13 +65,10 @@ std::string describe(const std::exception& e) {
   return std::string("unexpected exception: ") + e.what();
 }
 
-// Empty when sample `index` passes; adds the number of Jacobian entries compared.
-std::string check_sample(const OpInfo& op, size_t index, DType dtype, Device device, bool gradgrad, size_t& compared,
-                         bool& inplace_on_view) {
-  std::map<std::string, Value> base = sample_args(op, index, dtype, device);
-  std::vector<Slot> slots;
-  TensorList x0;
-  std::vector<std::string> names;
+// The differentiable inputs of a sample (inexact Tensors and list elements): their slots, values
+// and names.
+void differentiable_slots(const OpInfo& op, const std::map<std::string, Value>& base, std::vector<Slot>& slots,
+                          TensorList& x0, std::vector<std::string>& names) {
   for (const std::string& name : op.differentiable_inputs) {
     auto it = base.find(name);
     if (it == base.end() || it->second.is_none()) continue;
@@ -90,6 +87,16 @@ std::string check_sample(const OpInfo& op, size_t index, DType dtype, Device dev
       }
     }
   }
+}
+
+// Empty when sample `index` passes; adds the number of Jacobian entries compared.
+std::string check_sample(const OpInfo& op, size_t index, DType dtype, Device device, bool gradgrad, size_t& compared,
+                         bool& inplace_on_view) {
+  std::map<std::string, Value> base = sample_args(op, index, dtype, device);
+  std::vector<Slot> slots;
+  TensorList x0;
+  std::vector<std::string> names;
+  differentiable_slots(op, base, slots, x0, names);
   if (x0.empty()) return "";
   Fn f = op_fn(op, base, slots);
   std::string first = compare_jacobians(f, x0, names, device, compared);
@@ -128,6 +135,40 @@ std::string check_sample(const OpInfo& op, size_t index, DType dtype, Device dev
   return second.empty() ? "" : "second order: " + second;
 }
 
+// Forward-mode AD on sample `index`: J v against finite differences and reverse mode's J^T u.
+std::string check_sample_jvp(const OpInfo& op, size_t index, DType dtype, Device device, size_t& compared) {
+  std::map<std::string, Value> base = sample_args(op, index, dtype, device);
+  std::vector<Slot> slots;
+  TensorList x0;
+  std::vector<std::string> names;
+  differentiable_slots(op, base, slots, x0, names);
+  if (x0.empty()) return "";
+  return compare_jvp(op_fn(op, base, slots), x0, names, device, seed_for(op.name, 2000 + index), compared);
+}
+
+// One forward-AD cell per dtype: how the op pushes tangents (OpInfo::jvp) and whether it is right.
+void check_forward_ad(const OpInfo& op, const OpTestSpec& spec, Device device, DType dtype) {
+  std::string failure;
+  size_t compared = 0;
+  for (size_t i = 0; i < op.samples.size() && failure.empty(); ++i) {
+    try {
+      std::string why = check_sample_jvp(op, i, dtype, device, compared);
+      if (!why.empty()) failure = "sample " + std::to_string(i) + ": " + why;
+    } catch (const std::exception& e) {
+      failure = "sample " + std::to_string(i) + ": " + describe(e);
+    }
+  }
+  if (failure.empty() && compared == 0) failure = "no sample has a differentiable input and output to check";
+  const std::string detail = failure.empty() ? std::to_string(compared) + " J v entries match finite differences and " +
+                                                   "<J v, u> = <v, J^T u> (jvp: " + op.jvp + ")"
+                                             : failure + " (jvp: " + op.jvp + ")";
+  record_cell(op.name, spec.backend, dtype_name(dtype), "jvp", failure.empty() ? CellStatus::Pass : CellStatus::Fail,
+              detail);
+  if (!failure.empty())
+    FAIL_CHECK(op.name << " [" << std::string(spec.backend) << ", " << std::string(dtype_name(dtype))
+                       << "] forward AD: " << failure);
+}
+
 }  // namespace
 
 void check_gradients(const OpTestSpec& spec) {
@@ -164,6 +205,7 @@ void check_gradients(const OpTestSpec& spec) {
     if (!failure.empty())
       FAIL_CHECK(op_name << " [" << std::string(spec.backend) << ", " << std::string(dtype_name(dtype))
                          << "] gradcheck: " << failure);
+    if (op->jvp != "none") check_forward_ad(*op, spec, device, dtype);
   }
 }
 

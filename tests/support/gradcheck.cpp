@@ -1,5 +1,6 @@
 #include "gradcheck.h"
 #include <cmath>
+#include <random>
 #include <sstream>
 #include "kiln/autograd.h"
 #include "kiln/core.h"
@@ -112,6 +113,88 @@ std::string compare_jacobians(const Fn& f, const TensorList& x0, const std::vect
       }
     }
   }
+  return "";
+}
+
+namespace {
+// A random tensor like `like` (float64 or complex128), parts uniform in [-1, 1].
+Tensor random_like(const Tensor& like, std::mt19937_64& rng, Device device) {
+  std::uniform_real_distribution<double> uni(-1, 1);
+  std::vector<double> p(real_parameters(like).size());
+  for (double& e : p) e = uni(rng);
+  Tensor t = from_parameters(like, p);
+  return device.is_cpu() ? t : t.to(device);
+}
+
+// Re(<a, b>): the real inner product of two tensors' real parameters.
+double real_inner(const Tensor& a, const Tensor& b) {
+  std::vector<double> pa = real_parameters(a), pb = real_parameters(b);
+  double s = 0;
+  for (size_t k = 0; k < pa.size() && k < pb.size(); ++k) s += pa[k] * pb[k];
+  return s;
+}
+}  // namespace
+
+std::string compare_jvp(const Fn& f, const TensorList& x0, const std::vector<std::string>& names, Device device,
+                        uint64_t seed, size_t& compared) {
+  std::mt19937_64 rng(seed);
+  TensorList primals = leaves_of(x0, device), v;
+  for (Tensor& p : primals) {
+    p = p.detach();
+    v.push_back(random_like(p, rng, device));
+  }
+  // Forward mode: one pass with dual inputs.
+  TensorList jv;
+  {
+    autograd::forward_ad::DualLevel level;
+    TensorList duals;
+    for (size_t i = 0; i < primals.size(); ++i) duals.push_back(autograd::forward_ad::make_dual(primals[i], v[i]));
+    for (const Tensor& out : f(duals)) {
+      autograd::forward_ad::UnpackedDual u = autograd::forward_ad::unpack_dual(out);
+      if (u.tangent.defined() && (!u.tangent.sizes().equals(out.sizes()) || u.tangent.dtype() != out.dtype()))
+        return "the tangent of output" + std::to_string(jv.size()) + " is " + dtype_name(u.tangent.dtype()) +
+               u.tangent.shape_str() + ", expected " + dtype_name(out.dtype()) + out.shape_str();
+      jv.push_back(u.tangent.defined() ? u.tangent.clone() : zeros_like(out));
+    }
+  }
+  // Central differences along v.
+  TensorList plus, minus;
+  {
+    NoGradGuard plain;
+    for (size_t i = 0; i < primals.size(); ++i) {
+      plus.push_back(primals[i] + v[i] * kEps);
+      minus.push_back(primals[i] - v[i] * kEps);
+    }
+  }
+  TensorList fp = f(plus), fm = f(minus);
+  for (size_t o = 0; o < jv.size(); ++o) {
+    std::vector<double> a = real_parameters(jv[o]), p = real_parameters(fp[o]), m = real_parameters(fm[o]);
+    for (size_t r = 0; r < a.size(); ++r) {
+      const double numeric = (p[r] - m[r]) / (2 * kEps);
+      ++compared;
+      if (!(std::fabs(a[r] - numeric) <= kAtol + kRtol * std::fabs(numeric)))
+        return "J v, output" + std::to_string(o) + " parameter " + std::to_string(r) + ": forward AD " + fmt(a[r]) +
+               ", finite differences " + fmt(numeric);
+    }
+  }
+  // Adjoint: <J v, u> = <v, J^T u>, J^T u from reverse mode.
+  TensorList leaves = leaves_of(x0, device);
+  TensorList outs = f(leaves), used, seeds;
+  double lhs = 0;
+  for (size_t o = 0; o < outs.size(); ++o) {
+    Tensor u = random_like(outs[o], rng, device);
+    lhs += real_inner(jv[o], u);
+    if (outs[o].requires_grad()) used.push_back(outs[o]), seeds.push_back(u);
+  }
+  TensorList grads(leaves.size());
+  if (!used.empty()) grads = autograd::grad(used, leaves, seeds, false, false, /*allow_unused=*/true);
+  double rhs = 0;
+  for (size_t i = 0; i < leaves.size(); ++i)
+    if (grads[i].defined()) rhs += real_inner(v[i], grads[i]);
+  ++compared;
+  if (!(std::fabs(lhs - rhs) <= 1e-9 * (1 + std::fabs(lhs) + std::fabs(rhs))))
+    return "<J v, u> = " + fmt(lhs) + " but <v, J^T u> = " + fmt(rhs) + " (inputs " + std::to_string(names.size()) +
+           ")";
   return "";
 }
 

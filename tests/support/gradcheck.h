@@ -5,6 +5,7 @@
 // torch.autograd.gradcheck). A complex tensor counts as its real and imaginary parts, and a
 // gradient is read in PyTorch's convention (conjugate Wirtinger): backward(g) gives
 // dL/dx + i dL/dy for each input z = x + iy, where L = Re(sum(conj(g) * output)).
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +21,12 @@ using Fn = std::function<TensorList(const TensorList&)>;
 // number of entries compared to `compared`.
 std::string compare_jacobians(const Fn& f, const TensorList& x0, const std::vector<std::string>& names, Device device,
                               size_t& compared);
+
+// Empty when forward-mode AD's J_f(x0) v (one pass with dual inputs, random v seeded by `seed`)
+// matches central differences along v, and <J v, u> = <v, J^T u> holds for a random u with J^T u
+// from reverse mode; otherwise what differs. Adds the number of entries compared.
+std::string compare_jvp(const Fn& f, const TensorList& x0, const std::vector<std::string>& names, Device device,
+                        uint64_t seed, size_t& compared);
 
 // (x..., v...) -> v^T J_f(x) computed with create_graph; checking its Jacobian checks the
 // second-order gradients of f. `nx` leaves are inputs of f, the rest one vector per output.

@@ -33,6 +33,7 @@ std::unordered_map<std::string, OpInfo> load_catalog() {
     info.signature = o.value("signature", "");
     info.dtypes = o.value("dtypes", std::vector<std::string>{});
     info.differentiable_inputs = o.value("differentiable_inputs", std::vector<std::string>{});
+    info.jvp = o.value("jvp", std::string("none"));
     info.gradgrad = o.value("gradgrad", true);
     info.variants = o.value("variants", std::vector<std::string>{});
     info.factory = o.value("factory", false);

@@ -24,6 +24,7 @@ struct OpInfo {
   std::string name, signature;
   std::vector<std::string> dtypes, differentiable_inputs;
   bool gradgrad = true;
+  std::string jvp = "none";          // how forward-mode AD passes the op (codegen views.jvp_mode)
   bool factory = false;              // takes dtype/layout/device/requires_grad keywords
   bool random = false;               // draws from the generator: every call is reseeded
   bool compare_values = true;        // false: sizes, dtype and device only (empty, random ops)

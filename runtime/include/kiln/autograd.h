@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 #include "kiln/autograd/checkpoint.h"
+#include "kiln/autograd/forward_ad.h"
 #include "kiln/autograd/function.h"
 #include "kiln/autograd/graph.h"
 #include "kiln/tensor.h"
@@ -43,6 +44,10 @@ struct AutogradMeta {
   // A leaf's gradient and post-accumulate hooks (null until one is registered). They outlive
   // its accumulator, which the engine reads them through; a non-leaf's hooks live on its grad_fn.
   std::shared_ptr<autograd::Hooks> hooks;
+  // Forward-mode AD (kiln/autograd/forward_grad.h): the tangent and the dual level it belongs to
+  // (a tangent of a level that has ended is dropped when next read).
+  TensorBase fw_grad;
+  uint64_t fw_level = 0;
 };
 
 namespace autograd {

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <vector>
 #include "kiln/autograd/formulas.h"
+#include "kiln/autograd/forward_grad.h"
 #include "kiln/autograd/graph.h"
 #include "kiln/destination.h"
 #include "kiln/dispatch.h"

@@ -1,7 +1,7 @@
 // Tensor's copy_ and fill_ under autograd (TensorBase's, which kernels use, never record): the
 // values they overwrite get no gradient, copy_'s source gets the gradient, summed to its shape and
 // cast to its dtype and device. On a view they rebase the base's history (view_history.cpp), so
-// `x.select(0, i).copy_(v)` is PyTorch's `x[i] = v`.
+// `x.select(0, i).copy_(v)` is PyTorch's `x[i] = v`. Forward-mode AD: self's tangent becomes src's (fill_: zero).
 #include "internal.h"
 #include "kiln/op_entry.h"
 
@@ -44,8 +44,14 @@ Tensor& Tensor::copy_(const TensorBase& src, bool non_blocking) {
     node->src_dtype = src.dtype();
     node->src_device = src.device();
   }
+  const bool forward = autograd::forward_ad::any_dual({this, &src});
   TensorBase::copy_(src, non_blocking);
   if (record) autograd::rebase_history(*this, node);
+  if (forward) {  // self's tangent becomes src's (zeros when src has none)
+    const autograd::forward_ad::Suspend plain;
+    Tensor t = autograd::forward_ad::tangent_or_zeros(src);
+    autograd::forward_ad::write_tangent(*this, t.device() == device() ? t : t.to(device()));
+  }
   return *this;
 }
 
@@ -57,8 +63,13 @@ Tensor& Tensor::fill_(const Scalar& value) {
     node = make_ref<FillBackward>();
     node->next_edges = {autograd::gradient_edge(*this)};
   }
+  const bool forward = autograd::forward_ad::any_dual({this});
   TensorBase::fill_(value);
   if (record) autograd::rebase_history(*this, node);
+  if (forward) {  // a constant: its tangent is zero
+    const autograd::forward_ad::Suspend plain;
+    autograd::forward_ad::write_tangent(*this, zeros_like(*this));
+  }
   return *this;
 }
 

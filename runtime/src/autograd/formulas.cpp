@@ -29,6 +29,13 @@ TensorBase log_softmax_backward_data(const TensorBase& grad_in, const TensorBase
   return grad - exp(result) * sum(grad, {d}, /*keepdim=*/true);
 }
 
+TensorBase log_softmax_jvp(const TensorBase& tangent_in, const TensorBase& result_in, int64_t dim) {
+  const Tensor tangent(tangent_in);
+  const Tensor result(result_in);
+  int64_t d = wrap_dim(dim, result.dim(), "log_softmax_jvp");
+  return tangent - sum(exp(result) * tangent, {d}, /*keepdim=*/true);
+}
+
 TensorBase nll_loss_backward(const TensorBase& grad_in, const TensorBase& self_in, const TensorBase& target_in,
                              const TensorBase& weight_in, int64_t reduction, int64_t ignore_index) {
   const Tensor grad(grad_in);

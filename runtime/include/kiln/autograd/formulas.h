@@ -48,6 +48,8 @@ TensorBase logcumsumexp_backward(const TensorBase& grad, const TensorBase& self,
 // nn.
 TensorBase softmax_backward_data(const TensorBase& grad, const TensorBase& result, int64_t dim);
 TensorBase log_softmax_backward_data(const TensorBase& grad, const TensorBase& result, int64_t dim);
+// log_softmax's Jacobian applied to a tangent: t - sum(softmax * t) (its transpose is the backward).
+TensorBase log_softmax_jvp(const TensorBase& tangent, const TensorBase& result, int64_t dim);
 // reduction: 0 none, 1 mean, 2 sum. `weight` undefined means no class weights.
 TensorBase nll_loss_backward(const TensorBase& grad, const TensorBase& self, const TensorBase& target,
                              const TensorBase& weight, int64_t reduction, int64_t ignore_index);
