@@ -92,6 +92,7 @@ def merge(declared_doc, results, build_info=None, device_run=None):
                       key=lambda b: (b != "cpu", b))
     for op in declared_doc["ops"]:
         row = {k: op.get(k) for k in ("name", "family", "doc", "kind", "differentiable")}
+        row["autocast"] = op.get("autocast") or {}  # backend -> cast policy under autocast
         row["forward"], row["backward"] = {}, {}
         for backend in backends:
             b = op.get("backends", {}).get(backend, {"declared": [], "compiled": []})

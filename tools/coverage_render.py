@@ -42,6 +42,11 @@ def _legend():
     return " · ".join(f"{SYMBOL[s]} {WORDS[s]}" for s in SYMBOL) + " · blank: not declared"
 
 
+def autocast_policy(op, backend):
+    """The op's cast policy under `backend`'s autocast (lower_precision, float32, promote), or ''."""
+    return (op.get("autocast") or {}).get(backend, "")
+
+
 def family_summary(report):
     """Per family: ops, and passing / declared cells per backend: forward (every dtype) and each
     gradient dtype apart, as {"forward": [pass, declared], "float64": [...], "complex128": [...]}."""
@@ -109,15 +114,15 @@ def render_markdown(report):
             continue
         grads = _grad_dtypes(report)
         out += [f"## {backend}", "",
-                "| op | family | " + " | ".join(SHORT[d] for d in report["dtypes"]) + " | "
+                "| op | family | autocast | " + " | ".join(SHORT[d] for d in report["dtypes"]) + " | "
                 + " | ".join(_grad_column(d) for d in grads) + " |",
-                "|---" * (len(report["dtypes"]) + len(grads) + 2) + "|"]
+                "|---" * (len(report["dtypes"]) + len(grads) + 3) + "|"]
         for op in report["ops"]:
             cells = op["forward"].get(backend, {})
             row = [SYMBOL[cells[d]["status"]] if d in cells else "" for d in report["dtypes"]]
             back = op["backward"].get(backend) or {}
             row += [SYMBOL[back[d]["status"]] if d in back else "" for d in grads]
-            out.append(f"| `{op['name']}` | {op['family'] or ''} | " + " | ".join(row) + " |")
+            out.append(f"| `{op['name']}` | {op['family'] or ''} | {autocast_policy(op, backend)} | " + " | ".join(row) + " |")
         out.append("")
     failing = failing_cells(report)
     if failing:
@@ -187,6 +192,7 @@ def render_html(report):
             continue
         grads = _grad_dtypes(report)
         parts.append(f"<h2>{esc(backend)}</h2><table><tr><th>op</th><th>family</th>"
+                     "<th title='cast policy under autocast (ops/*.yaml autocast:)'>autocast</th>"
                      + "".join(f"<th title='{d}'>{SHORT[d]}</th>" for d in report["dtypes"])
                      + "".join(f"<th title=\"{esc(GRAD_TITLE.get(d, d), quote=True)}\">{esc(_grad_column(d))}</th>"
                                for d in grads) + "</tr>")
@@ -195,6 +201,7 @@ def render_html(report):
             key = esc(f"{op['name']} {op['family'] or ''}".lower(), quote=True)
             parts.append(f"<tr data-op='{key}'><td class='op' title='{esc(op['doc'] or '', quote=True)}'>{esc(op['name'])}</td>"
                          f"<td class='fam'>{esc(op['family'] or '')}</td>"
+                         f"<td class='fam'>{esc(autocast_policy(op, backend))}</td>"
                          + "".join(_cell_html(cells.get(d)) for d in report["dtypes"])
                          + "".join(_cell_html((op["backward"].get(backend) or {}).get(d)) for d in grads)
                          + "</tr>")

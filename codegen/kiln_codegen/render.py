@@ -400,5 +400,5 @@ def declared_doc(registry, missing):
             compiled = declared if op not in missing else []
             backends[b] = {"declared": declared, "compiled": compiled}
         ops.append({"name": op.full_name, "family": op.family, "doc": op.doc, "kind": op.kind,
-                    "differentiable": is_grad_tested(op), "backends": backends})
+                    "differentiable": is_grad_tested(op), "backends": backends, "autocast": dict(op.autocast)})
     return {"ops": ops}

@@ -162,6 +162,33 @@ class OpView:
         """The op takes PyTorch's factory keywords, folded into `TensorOptions options`."""
         return cpp.options_start(self.sig) is not None
 
+    # ---- autocast (kiln/autocast.h) ----
+    @property
+    def autocast(self):
+        """The autocast wrapper's facts, or None when autocast leaves the op alone: the CastPolicy
+        per device, the Tensor and Tensor[] arguments, the call that re-enters the op with its
+        floating inputs cast, and the dtype argument that, when given, turns the cast off (as
+        PyTorch's fp32_set_opt_dtype: sum(x, dtype=...) runs as asked)."""
+        if not self.op.autocast:
+            return None
+        enum = {"lower_precision": "LowerPrecision", "float32": "Float32", "promote": "Promote"}
+        tensors = [a.name for a in self.sig.arguments if a.type.is_tensor]
+        lists = [a.name for a in self.sig.arguments if a.type.is_tensor_list]
+        args = []
+        for name, ty, _ in cpp.cpp_arguments(self.sig):
+            if name in tensors:
+                cast = f"autocast::cast({name}, *to)"
+                args.append(cast if self.over_base else f"Tensor({cast})")
+            elif name in lists:
+                args.append(f"autocast::cast({name}, *to)")
+            else:
+                args.append(name)
+        dtype_arg = self.op.arg("dtype")
+        callee = f"_ops::{self.name}" if self.over_base else f"kiln::{self.name}"
+        return dict(cpu=enum.get(self.op.autocast.get("cpu"), "None"), cuda=enum.get(self.op.autocast.get("cuda"), "None"),
+                    tensors=tensors, lists=lists, call=f"{callee}({', '.join(args)})",
+                    dtype_arg="dtype" if dtype_arg is not None and dtype_arg.type.schema() == "ScalarType?" else None)
+
     # ---- dispatch facts ----
     @property
     def device_expr(self):
