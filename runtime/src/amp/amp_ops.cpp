@@ -5,6 +5,7 @@
 #include <string>
 #include "kiln/amp.h"
 #include "kiln/autograd.h"
+#include "kiln/core.h"
 #include "kiln/gen/api/all.h"
 #include "kiln/gen/api/isfinite.h"
 #include "kiln/gen/api/logical_not.h"

@@ -3,6 +3,7 @@
 #include <string>
 #include "kiln/amp.h"
 #include "kiln/autograd.h"
+#include "kiln/core.h"
 #include "kiln/gen/api/mul.h"
 
 namespace kiln {
