@@ -1,6 +1,10 @@
 // Per-call cost of the library itself: tiny tensors, where the arithmetic is negligible.
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <kiln/autocast.h>
 #include <kiln/kiln.h>
+
+#include <optional>
 
 #include "cases.h"
 #include "twin.h"
@@ -39,8 +43,34 @@ Case tiny_create() {
   }};
 }
 
+// mm has an autocast policy: off, its entry pays one thread-local load (compare "tiny add");
+// on, a region is entered and left around each call and the inputs are cast to bfloat16.
+Case tiny_mm(bool autocast) {
+  return {autocast ? "tiny mm in a CPU autocast region (bfloat16)" : "tiny mm (1x1)", "overhead", 0, 0, "", [autocast] {
+            Twin a = twin_randn({1, 1}), b = twin_randn({1, 1});
+            return Prepared{[a, b, autocast] {
+                              std::optional<kiln::AutocastGuard> region;
+                              if (autocast) region.emplace(kiln::DeviceType::CPU);
+                              kiln::Tensor r = kiln::mm(a.k, b.k);
+                            },
+                            [a, b, autocast] {
+                              if (autocast) {  // torch.autocast("cpu")'s enter and exit
+                                at::autocast::increment_nesting();
+                                at::autocast::set_cpu_enabled(true);
+                              }
+                              at::Tensor r = at::mm(a.t, b.t);
+                              if (autocast) {
+                                at::autocast::set_cpu_enabled(false);
+                                if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+                              }
+                            }};
+          }};
+}
+
 }  // namespace
 
-std::vector<Case> overhead_cases() { return {tiny_add(false), tiny_add(true), tiny_chain(), tiny_create()}; }
+std::vector<Case> overhead_cases() {
+  return {tiny_add(false), tiny_add(true), tiny_chain(), tiny_create(), tiny_mm(false), tiny_mm(true)};
+}
 
 }  // namespace kiln_bench

@@ -106,6 +106,7 @@ def merge(declared_doc, results, build_info=None, device_run=None):
                       key=lambda b: (b != "cpu", b))
     for op in declared_doc["ops"]:
         row = {k: op.get(k) for k in ("name", "family", "doc", "kind", "differentiable")}
+        row["autocast"] = op.get("autocast") or {}  # backend -> cast policy under autocast
         # How the op pushes tangents (forward-mode AD); a declared file older than forward AD has none.
         row["jvp_mode"] = op.get("jvp", "none")
         row["forward"] = {}

@@ -77,6 +77,11 @@ def _legend():
     return " · ".join(f"{SYMBOL[s]} {WORDS[s]}" for s in SYMBOL) + " · blank: not declared"
 
 
+def autocast_policy(op, backend):
+    """The op's cast policy under `backend`'s autocast (lower_precision, float32, promote), or ''."""
+    return (op.get("autocast") or {}).get(backend, "")
+
+
 def family_summary(report):
     """Per family: ops, and passing / declared cells per backend under the family-summary titles:
     forward (every dtype) and each gradient column apart, as {"forward": [pass, declared],
@@ -151,16 +156,16 @@ def render_markdown(report):
             continue
         grads = _grad_columns(report)
         out += [f"## {backend}", "",
-                "| op | family | " + " | ".join(SHORT[d] for d in report["dtypes"]) + " | "
+                "| op | family | autocast | " + " | ".join(SHORT[d] for d in report["dtypes"]) + " | "
                 + " | ".join(column for _, _, column, _, _ in grads) + " | fwd via |",
-                "|---" * (len(report["dtypes"]) + len(grads) + 3) + "|"]
+                "|---" * (len(report["dtypes"]) + len(grads) + 4) + "|"]
         for op in report["ops"]:
             cells = op["forward"].get(backend, {})
             row = [SYMBOL[cells[d]["status"]] if d in cells else "" for d in report["dtypes"]]
             row += [SYMBOL[c["status"]] if c else "" for c in
                     (_grad_cell(op, check, backend, d) for check, d, _, _, _ in grads)]
             row.append(_jvp_mode(op, backend))
-            out.append(f"| `{op['name']}` | {op['family'] or ''} | " + " | ".join(row) + " |")
+            out.append(f"| `{op['name']}` | {op['family'] or ''} | {autocast_policy(op, backend)} | " + " | ".join(row) + " |")
         out.append("")
     failing = failing_cells(report)
     if failing:
@@ -240,6 +245,7 @@ def render_html(report):
             continue
         grads = _grad_columns(report)
         parts.append(f"<h2>{esc(backend)}</h2><table><tr><th>op</th><th>family</th>"
+                     "<th title='cast policy under autocast (ops/*.yaml autocast:)'>autocast</th>"
                      + "".join(f"<th title='{d}'>{SHORT[d]}</th>" for d in report["dtypes"])
                      + "".join(f"<th title=\"{esc(title, quote=True)}\">{esc(column)}</th>"
                                for _, _, column, _, title in grads)
@@ -249,6 +255,7 @@ def render_html(report):
             key = esc(f"{op['name']} {op['family'] or ''}".lower(), quote=True)
             parts.append(f"<tr data-op='{key}'><td class='op' title='{esc(op['doc'] or '', quote=True)}'>{esc(op['name'])}</td>"
                          f"<td class='fam'>{esc(op['family'] or '')}</td>"
+                         f"<td class='fam'>{esc(autocast_policy(op, backend))}</td>"
                          + "".join(_cell_html(cells.get(d)) for d in report["dtypes"])
                          + "".join(_cell_html(_grad_cell(op, check, backend, d)) for check, d, _, _, _ in grads)
                          + _mode_html(op, backend) + "</tr>")

@@ -29,8 +29,13 @@ OP_KEYS = {
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
     "result_dtype", "identity", "zero_dim", "differentiable", "compare", "integer_divisor", "integer_exponent",
-    "output_differentiability", "jvp",
+    "output_differentiability", "jvp", "autocast",
 }
+# Autocast cast policies (PyTorch's autocast lists): the op's floating inputs are cast to the
+# region's lower-precision dtype, to float32, or to the widest floating dtype among them.
+AUTOCAST_POLICIES = ["lower_precision", "float32", "promote"]
+# What each device's autocast may cast to: CPU runs bfloat16 only, CUDA float16 or bfloat16.
+AUTOCAST_LOWER = {"cpu": ["bfloat16"], "cuda": ["float16", "bfloat16"]}
 # What the generated forward test compares with PyTorch's result: the values, or only sizes,
 # dtype and device (uninitialized results such as empty's, and draws from kiln's generator).
 COMPARES = ["values", "metadata"]
@@ -104,6 +109,8 @@ class Op:
     result_dtype: str = "self"     # structured ops: how the result dtype follows from self's
     identity: bool = True          # reductions: false when reducing nothing is an error (max, argmax)
     compare: str = "values"        # what the forward test compares with PyTorch (COMPARES)
+    # autocast policy per device ("cpu"/"cuda" -> AUTOCAST_POLICIES); empty: autocast leaves it alone
+    autocast: Dict[str, str] = field(default_factory=dict)
 
     @property
     def is_function(self):
@@ -291,6 +298,44 @@ def _check_meta(op, raw, errors):
         errors.append(RegistryError(where, f"{op.full_name}: a structured op returns Tensor or two named Tensors "
                                     "(an int64 one when named indices: (Tensor values, Tensor indices))"))
     return op
+
+
+def _check_autocast(op, value, where, errors):
+    """`autocast: <policy>` (both devices) or `autocast: {cpu: <policy>, cuda: <policy>}`: how the
+    op's floating inputs are cast inside an autocast region of that device. Returns device -> policy."""
+    hint = f"autocast: one of {', '.join(AUTOCAST_POLICIES)}, or a mapping {{cpu: <policy>, cuda: <policy>}}"
+    if isinstance(value, str):
+        policies = {b: value for b in BACKENDS if b in op.backends}
+    elif isinstance(value, dict) and value:
+        policies = {str(k): v for k, v in value.items()}
+    else:
+        errors.append(RegistryError(where, f"{op.full_name}: autocast must be a policy or a mapping of device -> policy", hint))
+        return {}
+    for policy in sorted({p for p in policies.values() if p not in AUTOCAST_POLICIES}, key=str):
+        errors.append(RegistryError(where, f"{op.full_name}: unknown autocast policy {policy!r}", hint))
+    for device, policy in policies.items():
+        if device not in BACKENDS:
+            errors.append(RegistryError(where, f"{op.full_name}: autocast names unknown device '{device}'", hint))
+        elif device not in op.backends:
+            errors.append(RegistryError(where, f"{op.full_name}: autocast for {device}, which is not in backends"))
+        if policy in AUTOCAST_POLICIES and device in AUTOCAST_LOWER:
+            declared = op.backend_dtypes(device)
+            # the dtypes the policy may hand the op on that device must be declared
+            wanted = AUTOCAST_LOWER[device] if policy != "float32" else ["float32"]
+            if policy == "promote":
+                wanted = wanted + ["float32"]
+            lacking = [d for d in wanted if d not in declared]
+            if lacking:
+                errors.append(RegistryError(where, f"{op.full_name}: autocast {policy} on {device} hands it "
+                                            f"{', '.join(lacking)}, which its {device} dtypes lack",
+                                            f"declare {', '.join(lacking)} (with a kernel for it) or drop the policy"))
+    inputs = [a for a in op.sig.arguments if a.type.base == "Tensor"]
+    if op.is_factory or not inputs:
+        errors.append(RegistryError(where, f"{op.full_name}: autocast casts Tensor inputs; this op has none"))
+    elif any(a.type.mutable for a in inputs) or any(r.type.mutable for r in op.sig.returns):
+        errors.append(RegistryError(where, f"{op.full_name}: autocast applies to functional ops, not to in-place ones",
+                                    "PyTorch's autocast lists name the functional overloads only"))
+    return {d: p for d, p in policies.items() if d in BACKENDS}
 
 
 def _check_options_group(sig, line, errors):
@@ -614,6 +659,8 @@ def _parse_op(raw, groups, ctx, errors):
                                     f"{sig.full_name}: a random op's values cannot match PyTorch's generator",
                                     "add compare: metadata (sizes, dtype and device are compared; reseeding makes the variants comparable)"))
     op = replace(op, special_values=bool(raw.get("special_values", False)))
+    if "autocast" in raw:
+        op = replace(op, autocast=_check_autocast(op, raw["autocast"], raw.line_of("autocast"), errors))
     if len(errors) > n_before:
         return None
     op = replace(op, samples=_validate_samples(op, raw.get("samples"), raw.line_of("samples") if "samples" in raw else line, errors))

@@ -105,7 +105,7 @@ def _entries_over_base(views):
             calls.add("clone")  # in place, self's old value is saved as _ops::clone(self)
         if v.op.jvp and v.op.jvp != "linear":
             calls |= {m for m in FORMULA_CALL.findall(v.op.jvp) if m in names}
-        if v.jvp_mode == "derived":
+        if v.jvp_conj:
             calls.add("conj")  # conj(formula[grad := conj(t)])
         if v.jvp_reads_self and "inplace" in v.op.variants:
             calls.add("clone")  # self's value before an in-place op, for its jvp
@@ -408,5 +408,6 @@ def declared_doc(registry, missing):
             compiled = declared if op not in missing else []
             backends[b] = {"declared": declared, "compiled": compiled}
         ops.append({"name": op.full_name, "family": op.family, "doc": op.doc, "kind": op.kind,
-                    "differentiable": is_grad_tested(op), "jvp": views.jvp_mode(op), "backends": backends})
+                    "differentiable": is_grad_tested(op), "jvp": views.jvp_mode(op), "backends": backends,
+                    "autocast": dict(op.autocast)})
     return {"ops": ops}

@@ -186,6 +186,33 @@ class OpView:
         """The op takes PyTorch's factory keywords, folded into `TensorOptions options`."""
         return cpp.options_start(self.sig) is not None
 
+    # ---- autocast (kiln/autocast.h) ----
+    @property
+    def autocast(self):
+        """The autocast wrapper's facts, or None when autocast leaves the op alone: the CastPolicy
+        per device, the Tensor and Tensor[] arguments, the call that re-enters the op with its
+        floating inputs cast, and the dtype argument that, when given, turns the cast off (as
+        PyTorch's fp32_set_opt_dtype: sum(x, dtype=...) runs as asked)."""
+        if not self.op.autocast:
+            return None
+        enum = {"lower_precision": "LowerPrecision", "float32": "Float32", "promote": "Promote"}
+        tensors = [a.name for a in self.sig.arguments if a.type.is_tensor]
+        lists = [a.name for a in self.sig.arguments if a.type.is_tensor_list]
+        args = []
+        for name, ty, _ in cpp.cpp_arguments(self.sig):
+            if name in tensors:
+                cast = f"autocast::cast({name}, *to)"
+                args.append(cast if self.over_base else f"Tensor({cast})")
+            elif name in lists:
+                args.append(f"autocast::cast({name}, *to)")
+            else:
+                args.append(name)
+        dtype_arg = self.op.arg("dtype")
+        callee = f"_ops::{self.name}" if self.over_base else f"kiln::{self.name}"
+        return dict(cpu=enum.get(self.op.autocast.get("cpu"), "None"), cuda=enum.get(self.op.autocast.get("cuda"), "None"),
+                    tensors=tensors, lists=lists, call=f"{callee}({', '.join(args)})",
+                    dtype_arg="dtype" if dtype_arg is not None and dtype_arg.type.schema() == "ScalarType?" else None)
+
     # ---- dispatch facts ----
     @property
     def device_expr(self):
@@ -323,6 +350,7 @@ class OpView:
         pass) or unsupported (a list input without a `jvp:`)."""
         op = self.op
         self.jvp_terms, self.jvp_locals, self.jvp_reads_self, self.jvp_reads_result = [], [], False, False
+        self.jvp_conj = False
         self.jvp_single = [g for g in getattr(self, "grad_inputs", []) if not g.is_list]
         self.jvp_tangents = [a.name for a in self.diff_inputs if not a.type.is_list]
         self.jvp_lists = [a.name for a in self.diff_inputs if a.type.is_list]
@@ -341,16 +369,19 @@ class OpView:
             self.jvp_expr = op.jvp
         elif self.jvp_mode == "derived":
             used = set()
+            # conj(formula[grad := conj(t)]); an op without complex dtypes needs no conj
+            self.jvp_conj = bool(COMPLEX & set(op.dtypes))
+            wrap = (lambda e: f"conj({e})") if self.jvp_conj else (lambda e: e)
             for key, f in op.derivatives.items():
                 names = formula_inputs(key)
                 used |= formulas.used_locals(op, f)
                 for k, name in enumerate(names):
-                    body = substitute_grad(f, f"conj({name}_t)")
+                    body = substitute_grad(f, wrap(f"{name}_t"))
                     if len(names) > 1:
                         mask = ", ".join("true" if j == k else "false" for j in range(len(names)))
                         body = re.sub(r"(?<![\w.>])grad_input_mask(?!\w)", f"std::array<bool, {len(names)}>{{{mask}}}", body)
                         body = f"std::get<{k}>({body})"
-                    self.jvp_terms.append((name, f"conj({body})"))
+                    self.jvp_terms.append((name, wrap(body)))
             self.jvp_terms.sort(key=lambda t: [a.name for a in self.diff_inputs].index(t[0]))
         else:  # vjp
             used = set(self.used)

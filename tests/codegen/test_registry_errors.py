@@ -386,6 +386,36 @@ class RegistryErrors(unittest.TestCase):
         line = files["c_second.yaml"].split("\n").index("  composite: return exp(self) * 2;") + 1
         self.assertIn(f'#line {line} "{os.path.join(self.tmp.name, "ops", "c_second.yaml")}"', generated)
 
+    # ---- autocast: (kiln/autocast.h) ----
+    def test_autocast_policy_generates_the_wrapper(self):
+        text = VALID.replace("  doc: Product.\n", "  doc: Product.\n  autocast: {cuda: promote}\n")
+        text = text.replace("  floating: [float32, float64]", "  floating: [float16, bfloat16, float32, float64]")
+        r = self.run_gen(text, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "generated", "src", "ops", "mul_Tensor.cpp")) as f:
+            generated = f.read()
+        self.assertIn("CastPolicy::None, CastPolicy::Promote", generated)
+        self.assertIn("return _ops::mul(autocast::cast(self, *to), autocast::cast(other, *to));", generated)
+        with open(os.path.join(self.tmp.name, "generated", "src", "ops", "exp.cpp")) as f:
+            self.assertNotIn("autocast", f.read())
+
+    def test_autocast_unknown_policy(self):
+        text = VALID.replace("  doc: e to the x.\n", "  doc: e to the x.\n  autocast: half\n")
+        self.assertError(text, 10, "unknown autocast policy 'half'")
+
+    def test_autocast_unknown_device(self):
+        text = VALID.replace("  doc: e to the x.\n", "  doc: e to the x.\n  autocast: {tpu: float32}\n")
+        self.assertError(text, 10, "autocast names unknown device 'tpu'")
+
+    def test_autocast_needs_the_lower_precision_dtype(self):
+        # CPU autocast hands the op bfloat16, which [float32, float64] lacks
+        text = VALID.replace("  doc: e to the x.\n", "  doc: e to the x.\n  autocast: lower_precision\n")
+        self.assertError(text, 10, "autocast lower_precision on cpu hands it bfloat16")
+
+    def test_autocast_device_not_in_backends(self):
+        text = VALID.replace("  doc: Sum.\n", "  doc: Sum.\n  autocast: {cuda: float32}\n")
+        self.assertError(text, 26, "autocast for cuda, which is not in backends")
+
     def test_every_error_reported_at_once(self):
         text = VALID.replace("[flaot", "[flaot").replace("pointwise: exp(self)", "pointwise: exp(self)\n  pointwize: 1")
         text = text.replace("    othr", "    othr").replace("kernel: sum_all", "kernel: nope")

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include "kiln/autocast.h"
 #include "kiln/autograd/function.h"
 #include "kiln/core.h"
 
@@ -17,7 +18,15 @@ struct CheckpointState {
   std::function<TensorList(const TensorList&)> fn;
   bool preserve_rng_state = true;
   GeneratorState rng;  // the default generator's state when forward ran fn
+  // The autocast regions forward ran fn in (per device type: its dtype, or none when off), so
+  // the recomputation casts as forward did, as PyTorch's checkpoint does.
+  std::optional<DType> autocast_cpu, autocast_cuda;
 };
+
+std::optional<DType> autocast_region(DeviceType device) {
+  if (!autocast::is_enabled(device)) return std::nullopt;
+  return autocast::lower_precision_dtype(device);
+}
 
 // The recomputation's stand-in for an input that requires grad: an alias whose node passes the
 // gradient it receives through. It has no edges while fn's recomputation is differentiated, so
@@ -67,6 +76,9 @@ TensorList checkpoint_backward(const CheckpointState& s, AutogradContext* ctx, T
   {
     std::optional<RngStateGuard> rng;
     if (s.preserve_rng_state) rng.emplace(s.rng);
+    std::optional<AutocastGuard> cpu_region, cuda_region;  // backward runs with autocast off
+    if (s.autocast_cpu) cpu_region.emplace(DeviceType::CPU, *s.autocast_cpu);
+    if (s.autocast_cuda) cuda_region.emplace(DeviceType::CUDA, *s.autocast_cuda);
     EnableGradGuard grad_on(true);
     outputs = s.fn(inputs);
   }
@@ -109,6 +121,8 @@ TensorList checkpoint(const std::function<TensorList(const TensorList&)>& fn, co
   ctx->set_materialize_grads(false);
   if (call.recording()) ctx->save_for_backward(inputs);
   if (preserve_rng_state) state->rng = default_generator().get_state();
+  state->autocast_cpu = autocast_region(DeviceType::CPU);
+  state->autocast_cuda = autocast_region(DeviceType::CUDA);
   TensorList outputs;
   {
     NoGradGuard no_grad;

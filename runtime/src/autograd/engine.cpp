@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 #include "hooks.h"
+#include "kiln/autocast.h"
 #include "kiln/gen/api/all.h"
 #include "kiln/gen/api/any.h"
 #include "kiln/gen/api/isfinite.h"
@@ -295,6 +296,7 @@ void backward(const TensorList& outputs, const TensorList& grad_outputs, bool re
   }
   // Formulas run recorded only for create_graph; that also keeps .grad's history.
   EnableGradGuard mode(create_graph);
+  AutocastOffGuard no_autocast;  // gradients in the dtypes forward chose
   // A graph built by create_graph reaches back into this one (saved outputs re-attach
   // their node), so it must stay usable: PyTorch's retain_graph=None default.
   GraphTask task(retain_graph || create_graph);
@@ -324,6 +326,7 @@ TensorList grad(const TensorList& outputs, const TensorList& inputs, const Tenso
     input_edges.push_back(std::move(e));
   }
   EnableGradGuard mode(create_graph);
+  AutocastOffGuard no_autocast;  // gradients in the dtypes forward chose
   GraphTask task(retain_graph.value_or(create_graph));
   task.build(roots);
   for (size_t i = 0; i < input_edges.size(); ++i) task.add_capture(input_edges[i], i);
