@@ -69,6 +69,9 @@ TEST_CASE("forward AD: levels and dual tensors") {
     CHECK_FALSE(tangent_of(kX).defined());  // make_dual leaves its argument alone
     Tensor y = sin(x);
     CHECK(tangent_of(y).defined());
+    // an op that returns its input (same dtype, already contiguous) keeps the very same tangent
+    CHECK(tangent_of(x.to(DType::Float64)).is_same(kT));
+    CHECK(tangent_of(x.contiguous()).is_same(kT));
     // integer and boolean results carry no tangent
     CHECK_FALSE(tangent_of(argmax(x)).defined());
     CHECK_FALSE(tangent_of(x > 0).defined());

@@ -344,14 +344,13 @@ class OpView:
 
     # ---- forward-mode AD ----
     def _forward(self):
-        """How the entry pushes tangents through (templates/forward_ad.j2): jvp_mode is none (no
-        derivatives), formula (`jvp:`), linear (the op on the tangents), derived (a pointwise op:
-        conj(formula[grad := conj(t)]) per input), vjp (the formulas transposed by one backward
-        pass) or unsupported (a list input without a `jvp:`)."""
+        """What the entry's forward-AD block is rendered from (templates/forward_ad.j2), by
+        jvp_mode (see jvp_mode(); a composite of parts renders nothing, like an op without
+        derivatives)."""
         op = self.op
         self.jvp_terms, self.jvp_locals, self.jvp_reads_self, self.jvp_reads_result = [], [], False, False
         self.jvp_conj = False
-        self.jvp_single = [g for g in getattr(self, "grad_inputs", []) if not g.is_list]
+        self.jvp_single = [g for g in self.grad_inputs if not g.is_list]
         self.jvp_tangents = [a.name for a in self.diff_inputs if not a.type.is_list]
         self.jvp_lists = [a.name for a in self.diff_inputs if a.type.is_list]
         self.jvp_mode = jvp_mode(op)

@@ -98,6 +98,7 @@ void add_to(TensorBase& tangent, const TensorBase& part) {
 void set_tangent(const TensorBase& output, TensorBase tangent, std::initializer_list<const TensorBase*> inputs,
                  bool is_view) {
   if (!tangent.defined() || !output.defined() || !is_inexact(output.dtype())) return;
+  if (tangent.is_same(forward_ad::tangent(output))) return;  // an op that returned its input (to(), contiguous())
   Tensor t = conform(Tensor(tangent), output);
   if (!is_view) {
     // An expanded tangent, or one that is an input's (formula `grad`), gets memory of its own:
@@ -133,9 +134,8 @@ void write_tangent(const TensorBase& self, const TensorBase& new_tangent) {
   own.copy_(t);
 }
 
-TensorBaseList tangents_by_vjp(const char* op, std::initializer_list<const TensorBase*> outputs,
+TensorBaseList tangents_by_vjp(std::initializer_list<const TensorBase*> outputs,
                                std::initializer_list<const TensorBase*> inputs, const VjpFn& vjp) {
-  (void)op;
   TensorList ts;
   bool recording = GradMode::is_enabled();
   bool any_history = false;

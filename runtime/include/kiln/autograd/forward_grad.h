@@ -71,7 +71,7 @@ void write_tangent(const TensorBase& self, const TensorBase& tangent);
 // returns one gradient per entry of `inputs` (finished to the input's shape and dtype) from one
 // gradient per output; a null output (an index, a mask) gets none.
 using VjpFn = std::function<TensorBaseList(const TensorBaseList& grads)>;
-TensorBaseList tangents_by_vjp(const char* op, std::initializer_list<const TensorBase*> outputs,
+TensorBaseList tangents_by_vjp(std::initializer_list<const TensorBase*> outputs,
                                std::initializer_list<const TensorBase*> inputs, const VjpFn& vjp);
 
 // An op with dual inputs and no way to push tangents through (NotImplementedError naming it).
