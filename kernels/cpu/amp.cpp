@@ -53,11 +53,11 @@ bool unscale_one(const TensorBase& t, float inv_scale) {
   std::atomic<bool> bad{false};
   if (indexed && foreach_index::dense_span(ix, &lowest)) {
     T* p = base + lowest;
-    detail::parallel_range(n, [&](int64_t b, int64_t e) {
+    kiln::detail::parallel_range(n, [&](int64_t b, int64_t e) {
       if (unscale_dense(p, b, e, inv)) bad.store(true, std::memory_order_relaxed);
     });
   } else if (indexed) {
-    detail::parallel_range(n, [&](int64_t b, int64_t e) {
+    kiln::detail::parallel_range(n, [&](int64_t b, int64_t e) {
       if (unscale_strided(base, ix, b, e, inv)) bad.store(true, std::memory_order_relaxed);
     });
   } else {  // more than kMaxDims dims of size > 1: element by element through the sizes
