@@ -9,6 +9,8 @@
 #include "test_helpers.h"
 #include "kiln/amp.h"
 #include "kiln/autograd.h"
+#include "kiln/gen/api/_amp_foreach_non_finite_check_and_unscale_.h"
+#include "kiln/gen/api/_amp_update_scale_.h"
 #include "kiln/gen/api/mul.h"
 #include "kiln/optim.h"
 
@@ -182,4 +184,54 @@ TEST_CASE("amp: GradScaler's call order and settings are checked as PyTorch's") 
   loss.backward();
   CHECK(off.step(opt));
   expect_values(w, {1}, {-1});
+}
+
+TEST_CASE("amp: the unscale op in every dtype, on non-contiguous tensors, with inf/NaN injected, one pass") {
+  for (DType dtype : {kFloat16, kBFloat16, kFloat32, kFloat64}) {
+    CAPTURE(std::string(dtype_name(dtype)));
+    // every other element of a wider tensor, and a transposed copy: each as its contiguous copy
+    Tensor wide = values({1, 9, 2, 9, -4, 9, 8, 9}, {8}, dtype);
+    Tensor every_other = wide.reshape({4, 2}).select(1, 0);  // 1, 2, -4, 8
+    Tensor transposed = values({1, 2, 3, 4, 5, 6}, {2, 3}, dtype).transpose(0, 1);
+    Tensor found_inf = one(0);
+    _amp_foreach_non_finite_check_and_unscale_({every_other, transposed}, found_inf, one(0.5));
+    expect_values(found_inf, {1}, {0});
+    expect_values(every_other, {4}, {0.5, 1, -2, 4}, 0);
+    expect_values(transposed, {3, 2}, {0.5, 2, 1, 2.5, 1.5, 3}, 0);
+    expect_values(wide, {8}, {0.5, 9, 1, 9, -2, 9, 4, 9}, 0);  // only the selected elements were written
+    Tensor nan_slice = values({1, kNaN, 3, 4}, {2, 2}, dtype).transpose(0, 1);
+    _amp_foreach_non_finite_check_and_unscale_({nan_slice}, found_inf, one(2));
+    expect_values(found_inf, {1}, {1});
+    expect_values(nan_slice, {2, 2}, {2, 6, kNaN, 8}, 0);
+  }
+}
+
+TEST_CASE("amp: the amp ops by name, and their refusals name the op and the argument") {
+  Tensor g = values({2, kInf}, {2});
+  Tensor found_inf = one(0);
+  Value r =
+      call("_amp_foreach_non_finite_check_and_unscale_", {Value(TensorList{g}), Value(found_inf), Value(one(0.5))});
+  CHECK(r.is_none());
+  expect_values(g, {2}, {1, kInf});
+  expect_values(found_inf, {1}, {1});
+  Tensor scale = one(4), tracker = values({0}, {1}, kInt32);
+  call("_amp_update_scale_", {Value(scale), Value(tracker), Value(one(1)), Value(2.0), Value(0.5), Value(int64_t(5))});
+  expect_values(scale, {1}, {2});
+  try {
+    Tensor int_found = values({0}, {1}, kInt32);
+    _amp_foreach_non_finite_check_and_unscale_({g}, int_found, one(1));
+    FAIL("an int32 found_inf accepted");
+  } catch (const DTypeError& e) {
+    CHECK(e.op() == "_amp_foreach_non_finite_check_and_unscale_");
+    CHECK(e.arg() == "found_inf");
+  }
+  try {
+    Tensor two_scale = values({1, 1}, {2});
+    _amp_update_scale_(two_scale, tracker, one(0), 2, 0.5, 1);
+    FAIL("a 2-element scale accepted");
+  } catch (const ValueError& e) {
+    CHECK(e.op() == "_amp_update_scale_");
+    CHECK(e.arg() == "self");
+    CHECK(testing::has(e.what(), "current_scale must be a 1-element tensor."));
+  }
 }

@@ -25,7 +25,7 @@ def param_type(t: Type, base=False):
     """base: the spelling of kiln::_ops::<op> entries, over TensorBase (kiln/gen/ops/<name>.h)."""
     b = t.base
     if b == "Tensor":
-        if t.is_list:
+        if t.is_list:  # a mutable list too: the handles are const, the kernel writes their data
             return "const TensorBaseList&" if base else "const TensorList&"
         tensor = "TensorBase" if base else "Tensor"
         return f"{tensor}&" if t.mutable else f"const {tensor}&"
@@ -73,6 +73,8 @@ def store_expr(arg):
 
 def return_type(sig, base=False):
     tensor = "TensorBase" if base else "Tensor"
+    if not sig.returns:
+        return "void"  # -> (): the op writes into its mutable arguments
     if sig.returns_tuple:
         return "std::tuple<" + ", ".join(tensor for _ in sig.returns) + ">"
     if sig.returns[0].type.is_list:

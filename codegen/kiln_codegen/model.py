@@ -20,7 +20,7 @@ FLOATING = {"float16", "bfloat16", "float32", "float64"}
 COMPLEX = {"complex64", "complex128"}
 BACKENDS = ["cpu", "cuda"]
 FAMILIES = ["pointwise", "activation", "comparison", "logical", "bitwise", "reduction", "linalg",
-            "view", "shape", "nn", "loss", "factory", "random"]
+            "view", "shape", "nn", "loss", "factory", "random", "amp"]
 PROMOTIONS = ["default", "int_to_float", "bool_result", "complex_to_real", "self"]
 KINDS = ["pointwise", "kernel", "composite"]
 VARIANTS = ["function", "method", "inplace", "out"]
@@ -63,6 +63,16 @@ META_FAMILIES = {
     "arange": dict(custom=True, factory=True, plan="RangePlan", dense_inputs=False, inplace=False, results=["self"]),
     "linspace": dict(custom=True, factory=True, plan="LinspacePlan", dense_inputs=False, inplace=False, results=["self"]),
     "eye": dict(custom=True, factory=True, plan="EyePlan", dense_inputs=False, inplace=False, results=["self"]),
+    # In-place families (mutates): the kernel writes into the op's mutable arguments (Tensor(a!),
+    # Tensor(a!)[]); nothing is allocated and the op returns () or the mutable argument it names
+    # (Tensor(a!)), with the function variant only. `foreach`: the shared step over Tensor lists
+    # (kiln/meta/foreach.h: lengths, devices, layouts, sizes across lists; the other Tensor
+    # arguments are 1-element float32 tensors on the lists' device, as found_inf and grad_scale);
+    # the kernel gets the lists as TensorBaseLists, then the Tensors, then the other arguments.
+    "foreach": dict(custom=True, mutates=True, foreach=True, plan="ForeachPlan", dense_inputs=False, inplace=False,
+                    results=["self"]),
+    "amp_update_scale": dict(custom=True, mutates=True, plan="AmpUpdateScalePlan", dense_inputs=False, inplace=False,
+                             results=["self"]),
 }
 OPERATORS = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^", "<<", ">>", "~"}
 DEFAULT_DOMAIN = [-2.0, 2.0]
@@ -247,6 +257,8 @@ def _default_variants(kind, sig, meta=None):
     of Tensor recompiles when one is added: an entry asks for them with `variants:`."""
     if options_start(sig) is not None:
         return ["function"]  # factories, as torch.zeros / torch.zeros_like
+    if meta is not None and META_FAMILIES.get(meta, {}).get("mutates"):
+        return ["function"]  # writes into its arguments: nothing to put into an out= or self
     if kind == "pointwise" or meta is not None:
         return ["function", "out"]
     return ["function"]
@@ -293,10 +305,40 @@ def _check_meta(op, raw, errors):
     op = replace(op, identity=bool(raw.get("identity", True)))
     if "identity" in raw and op.meta != "reduction":
         errors.append(RegistryError(raw.line_of("identity"), f"{op.full_name}: 'identity' applies to meta: reduction only"))
+    if fam.get("mutates"):
+        return _check_mutating(op, raw, fam, where, errors)
     returns = [r.type.schema() for r in op.sig.returns]
     if returns != ["Tensor"] and not (len(returns) == 2 and returns == ["Tensor", "Tensor"] and all(r.name for r in op.sig.returns)):
         errors.append(RegistryError(where, f"{op.full_name}: a structured op returns Tensor or two named Tensors "
                                     "(an int64 one when named indices: (Tensor values, Tensor indices))"))
+    return op
+
+
+def _check_mutating(op, raw, fam, where, errors):
+    """An in-place kernel family (`mutates`): the kernel writes into the mutable arguments, so the
+    op returns () or one of them, has only its function variant and no derivatives."""
+    mutable = [a for a in op.sig.arguments if a.type.base == "Tensor" and a.type.mutable]
+    if not mutable:
+        errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' writes into its arguments, but none is "
+                                    "mutable", "mark what the kernel writes as Tensor(a!) or Tensor(a!)[]"))
+    returns = op.sig.returns
+    if returns:
+        alias = returns[0].type.alias
+        target = next((a for a in mutable if a.type.alias == alias and not a.type.is_list), None)
+        if len(returns) != 1 or returns[0].type.is_list or not returns[0].type.mutable or target is None:
+            errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' returns () or a mutable Tensor argument "
+                                        "it writes (Tensor(a!) self -> Tensor(a!))"))
+    if fam.get("foreach") and not any(a.type.is_tensor_list for a in op.sig.arguments):
+        errors.append(RegistryError(where, f"{op.full_name}: meta 'foreach' needs a Tensor[] argument"))
+    if not fam.get("foreach"):
+        for a in op.sig.arguments:
+            if a.type.is_tensor_list:
+                errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' takes no Tensor list ('{a.name}')",
+                                            "Tensor lists go to meta: foreach"))
+    for key in ("variants", "derivatives"):
+        if key in raw and (key == "derivatives" or _as_list(raw[key]) != ["function"]):
+            errors.append(RegistryError(raw.line_of(key), f"{op.full_name}: an op of meta '{op.meta}' writes into its "
+                                        f"arguments: it has no {'derivatives' if key == 'derivatives' else 'variants but function'}"))
     return op
 
 
@@ -626,6 +668,19 @@ def _parse_op(raw, groups, ctx, errors):
     if "meta" in raw:
         op = replace(op, meta=str(raw["meta"]))
         op = _check_meta(op, raw, errors)
+        if len(errors) > n_before:
+            return None
+    mutating = op.meta is not None and META_FAMILIES.get(op.meta, {}).get("mutates")
+    if not mutating:
+        sline = raw.line_of("signature")
+        lists = [a.name for a in sig.arguments if a.type.is_tensor_list and a.type.mutable]
+        if not sig.returns:
+            errors.append(RegistryError(sline, f"{sig.full_name}: an op that returns () writes into its arguments: a "
+                                        "kernel op with an in-place meta step",
+                                        "meta: foreach (Tensor lists) or an op's own in-place step, with kernel: <name>"))
+        elif lists:
+            errors.append(RegistryError(sline, f"{sig.full_name}: the mutable list '{lists[0]}' is written by a kernel "
+                                        "op with meta: foreach only"))
         if len(errors) > n_before:
             return None
     op = replace(op, variants=_as_list(raw.get("variants", _default_variants(kind, sig, op.meta))))

@@ -112,7 +112,7 @@ def _entries_over_base(views):
         v.formula_ops = sorted(calls)
         v.adapter = (v.op.kind == "composite" and not v.has_list and "function" in v.op.variants
                      and not any(a.type.mutable for a in v.sig.arguments if a.type.base == "Tensor")
-                     and not v.sig.returns[0].type.mutable)
+                     and not (v.sig.returns and v.sig.returns[0].type.mutable))
         v.over_base = ((v.op.kind == "pointwise" or v.op.structured) and not v.options_group and not v.has_list)
         v.adapter_args = ", ".join(f"Tensor({name})" if ty == "const Tensor&" else name
                                    for name, ty, _ in cpp.cpp_arguments(v.sig))
@@ -380,7 +380,7 @@ def _arg_json(a):
             default = float(d) if any(c in d for c in ".e") else int(d)
         elif t.base == "str":
             default = d.strip("'")
-    return {"name": a.name, "type": a.type.schema().replace("(a)", "").replace("(a!)", ""),
+    return {"name": a.name, "type": re.sub(r"\(\w+!?\)", "", a.type.schema()),
             "kwarg_only": a.kwarg_only, "has_default": a.default is not None, "default": default}
 
 
@@ -393,8 +393,19 @@ def samples_doc(registry):
                     "gradgrad": op.gradgrad, "jvp": views.jvp_mode(op), "special_values": op.special_values,
                     "variants": op.variants,
                     "factory": op.is_factory, "random": op.is_random, "compare": op.compare,
-                    "args": [_arg_json(a) for a in op.sig.arguments], "samples": normalized_samples(op)})
+                    "args": [_arg_json(a) for a in op.sig.arguments], "samples": normalized_samples(op),
+                    # an op of an in-place family: the tests compare what it wrote into these
+                    # arguments (in schema order) rather than what it returned
+                    "writes": writes(op)})
     return {"ops": ops}
+
+
+def writes(op):
+    """The mutable arguments an in-place kernel family (meta: foreach ...) writes, else []."""
+    from .model import META_FAMILIES
+    if not (op.structured and META_FAMILIES[op.meta].get("mutates")):
+        return []
+    return [a.name for a in op.sig.arguments if a.type.base == "Tensor" and a.type.mutable]
 
 
 def declared_doc(registry, missing):

@@ -172,6 +172,7 @@ class OpView:
         # its formulas call (their kiln/gen/ops/<name>.h headers).
         self.over_base = False
         self.formula_ops = []
+        self.mutates, self.kernel_lists, self.written, self.returned_arg = False, [], [], None
         self._derivatives(registry)
         self._forward()
         self._pointwise()
@@ -470,18 +471,39 @@ class OpView:
                             for r in op.sig.returns]
         else:
             self.results = [dict(name="out", dtype="plan.dtype")]
-        self.kernel_inputs = [a.name for a in op.sig.arguments if a.type.is_tensor]
+        # in-place families (`mutates`: foreach, amp_update_scale) write into the op's mutable
+        # arguments: no result is allocated and the kernel gets every Tensor and Tensor[] argument
+        self.mutates = bool(fam.get("mutates"))
+        self.kernel_lists = [a.name for a in op.sig.arguments if a.type.is_tensor_list] if self.mutates else []
+        self.written = [(a.name, a.type.is_list) for a in op.sig.arguments if a.type.base == "Tensor" and a.type.mutable]
+        ret = op.sig.returns[0].type.alias if op.sig.returns else None
+        self.returned_arg = next((a.name for a in op.sig.arguments
+                                  if ret and a.type.alias == ret and not a.type.is_list), None)
+        if self.mutates:
+            self.results = []
+            self.kernel_inputs = [a.name for a in op.sig.arguments if a.type.base == "Tensor"]
+            # the kernel's arguments: lists as their TensorBase handles (<name>_base)
+            self.kernel_call_args = ", ".join(["plan"] + [f"{n}_base" if n in self.kernel_lists else n
+                                                          for n in self.kernel_inputs]
+                                              + [a.name for a in op.sig.arguments if a.type.base != "Tensor"])
+            self.foreach_lists = self.kernel_lists
+            self.foreach_scalars = [a.name for a in op.sig.arguments if a.type.is_tensor]
+        self.kernel_inputs = self.kernel_inputs if self.mutates else [a.name for a in op.sig.arguments if a.type.is_tensor]
         # arguments the meta step does not consume go to the kernel as they are (var's correction)
         consumed = {} if fam.get("custom") else fam["args"]
-        extra = [a for a in op.sig.arguments if a.name not in consumed and not a.type.is_tensor]
+        extra = [a for a in op.sig.arguments if a.name not in consumed and a.type.base != "Tensor"]
         if fam.get("factory"):
             extra = []  # the plan carries every argument a factory kernel needs
         self.kernel_extra = [a.name for a in extra]
         n = len(self.results)
-        self.kernel_param_types = ", ".join([f"const {self.plan_type}&"] + ["const TensorBase&"] * (n + len(self.kernel_inputs))
+
+        def input_type(name):
+            return "const TensorBaseList&" if name in self.kernel_lists else "const TensorBase&"
+        self.kernel_param_types = ", ".join([f"const {self.plan_type}&"] + ["const TensorBase&"] * n
+                                            + [input_type(t) for t in self.kernel_inputs]
                                             + [cpp.param_type(a.type) for a in extra])
         self.kernel_params = ", ".join([f"const {self.plan_type}& plan"] + [f"const TensorBase& {r['name']}" for r in self.results]
-                                       + [f"const TensorBase& {t}" for t in self.kernel_inputs]
+                                       + [f"{input_type(t)} {t}" for t in self.kernel_inputs]
                                        + [f"{cpp.param_type(a.type)} {a.name}" for a in extra])
         self.out_ret = "Tensor&" if n == 1 else "std::tuple<" + ", ".join(["Tensor&"] * n) + ">"
         self.out_params_prefix = ", ".join(f"Tensor& {r['name']}" for r in self.results)
@@ -521,7 +543,7 @@ class OpView:
     def arg_specs(self):
         def spec(a):
             optional = a.has_default or (a.type.optional and a.type.base == "Tensor")
-            type_text = a.type.schema().replace("(a)", "").replace("(a!)", "")
+            type_text = re.sub(r"\(\w+!?\)", "", a.type.schema())  # Tensor(b!) -> Tensor
             return f'{{"{a.name}", "{type_text}", {str(a.kwarg_only).lower()}, {str(optional).lower()}}}'
         return ", ".join(spec(a) for a in self.sig.arguments)
 

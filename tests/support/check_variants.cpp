@@ -98,12 +98,31 @@ void check_layouts(const OpInfo& op, const Named& args, std::string& fail) {
     Named strided = args, dense = args;
     bool any = false;
     for (auto& [name, v] : strided) {
+      const bool written = op.writes_arg(name);   // each call writes its own copy
+      if (v.kind() == Value::Kind::TensorList) {  // every element laid out so (ops over lists: meta: foreach)
+        TensorList laid, contiguous;
+        for (const Tensor& e : v.to_tensor_list()) {
+          Tensor t = layout.writable || !written ? layout.make(e) : Tensor();
+          any = any || t.defined();
+          laid.push_back(t.defined() ? t : written ? e.clone() : e);
+          contiguous.push_back(t.defined() || written ? laid.back().contiguous().clone() : e);
+        }
+        v = Value(std::move(laid));
+        dense[name] = Value(std::move(contiguous));
+        continue;
+      }
       if (!v.is_tensor()) continue;
-      if (!layout.writable && writes_self(op) && name == op.args[0].name) continue;
+      if (!layout.writable && (writes_self(op) && name == op.args[0].name || written)) {
+        if (written) v = Value(v.to_tensor().clone()), dense[name] = Value(v.to_tensor().clone());
+        continue;
+      }
       Tensor t = layout.make(v.to_tensor());
-      if (!t.defined()) continue;
+      if (!t.defined()) {
+        if (written) v = Value(v.to_tensor().clone()), dense[name] = Value(v.to_tensor().clone());
+        continue;
+      }
       v = Value(t);
-      dense[name] = Value(t.contiguous());
+      dense[name] = Value(t.contiguous());  // a copy: t is not contiguous
       any = true;
     }
     if (!any) continue;

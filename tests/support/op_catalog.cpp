@@ -1,4 +1,5 @@
 #include "op_catalog.h"
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -39,6 +40,7 @@ std::unordered_map<std::string, OpInfo> load_catalog() {
     info.factory = o.value("factory", false);
     info.random = o.value("random", false);
     info.compare_values = o.value("compare", std::string("values")) == "values";
+    info.writes = o.value("writes", std::vector<std::string>{});
     for (const json& a : o.at("args")) {
       ArgInfo arg;
       arg.name = a.at("name").get<std::string>();
@@ -133,6 +135,12 @@ Value call_op(const OpInfo& op, const std::map<std::string, Value>& named, Varia
     else if (a.has_default) args.push_back(plain_value(a, a.default_value));
     else throw std::runtime_error("sample of " + op.name + " lacks required argument '" + a.name + "'");
   }
+  if (variant == Variant::Function && !op.writes.empty()) {
+    call(op.name, args, kwargs);
+    std::vector<Value> written;
+    for (const std::string& name : op.writes) written.push_back(named.at(name));
+    return Value::tuple(std::move(written));
+  }
   switch (variant) {
     case Variant::Out: return call_out(op.name, out, args, kwargs);
     case Variant::Inplace: return call_inplace(op.name, args, kwargs);
@@ -152,6 +160,10 @@ std::vector<Tensor> flatten_result(const Value& v) {
     }
     default: throw std::runtime_error(std::string("expected a tensor result, got ") + v.kind_name());
   }
+}
+
+bool OpInfo::writes_arg(const std::string& name) const {
+  return std::find(writes.begin(), writes.end(), name) != writes.end();
 }
 
 }  // namespace kiln::testing

@@ -29,6 +29,10 @@ struct OpInfo {
   bool random = false;               // draws from the generator: every call is reseeded
   bool compare_values = true;        // false: sizes, dtype and device only (empty, random ops)
   std::vector<std::string> variants;  // "function", "method", "inplace", "out"
+  // An op of an in-place kernel family (meta: foreach ...): the arguments it writes, which the
+  // tests compare (call_op returns them, in schema order) instead of what it returns.
+  std::vector<std::string> writes;
+  bool writes_arg(const std::string& name) const;
   bool has_variant(const std::string& v) const;
   std::vector<ArgInfo> args;
   json samples;  // array of {arg: spec}
@@ -51,6 +55,8 @@ void add_factory_options(const OpInfo& op, std::map<std::string, Value>& named, 
 // gives one result whatever the variant or input layout.
 Value call_op(const OpInfo& op, const std::map<std::string, Value>& named, Variant variant = Variant::Function,
               const TensorList& out = {});
+// For an op that writes its arguments (OpInfo::writes), the function variant returns them as a
+// tuple (a list argument as one TensorList), so results compare as for any op.
 // Every tensor of a result (Tensor, tuple or list), in order.
 std::vector<Tensor> flatten_result(const Value& v);
 

@@ -21,16 +21,8 @@
 
 namespace kiln {
 
-// torch._amp_foreach_non_finite_check_and_unscale_: multiplies every tensor of `self` by
-// inv_scale in place and sets found_inf to 1 when any holds an inf or NaN (left as it was
-// otherwise). found_inf and inv_scale: 1-element float32 tensors on the tensors' device.
-void _amp_foreach_non_finite_check_and_unscale_(const TensorList& self, Tensor& found_inf, const Tensor& inv_scale);
-
-// torch._amp_update_scale_: after a step with found_inf set, self *= backoff and the tracker
-// restarts; otherwise the tracker counts the clean step and, at growth_interval, self *= growth
-// (kept when that overflows float32) and the tracker restarts. Runs on the device; returns self.
-Tensor& _amp_update_scale_(Tensor& self, Tensor& growth_tracker, const Tensor& found_inf, double scale_growth_factor,
-                           double scale_backoff_factor, int64_t growth_interval);
+// GradScaler runs the registry ops _amp_foreach_non_finite_check_and_unscale_ and
+// _amp_update_scale_ (ops/amp.yaml; kiln/gen/api/<name>.h), with CPU and CUDA kernels.
 
 struct GradScalerOptions {
   double init_scale = 65536.0;

@@ -3,7 +3,9 @@
 // The meta steps of structured kernel ops, one header per family: the device-independent part
 // of a kernel op (argument checks, dims, dtypes, result shapes) that every backend shares.
 #include "kiln/meta/along_dim.h"
+#include "kiln/meta/amp.h"
 #include "kiln/meta/factories.h"
+#include "kiln/meta/foreach.h"
 #include "kiln/meta/inputs.h"
 #include "kiln/meta/matmul.h"
 #include "kiln/meta/nll_loss.h"

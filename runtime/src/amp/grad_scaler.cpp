@@ -4,6 +4,8 @@
 #include "kiln/amp.h"
 #include "kiln/autograd.h"
 #include "kiln/core.h"
+#include "kiln/gen/api/_amp_foreach_non_finite_check_and_unscale_.h"
+#include "kiln/gen/api/_amp_update_scale_.h"
 #include "kiln/gen/api/mul.h"
 
 namespace kiln {

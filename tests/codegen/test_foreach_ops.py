@@ -1,0 +1,77 @@
+"""Ops over Tensor lists that write their arguments (`meta: foreach`, `-> ()`, `Tensor(a!)[]`):
+what the generator writes for them, and each misuse as `ops.yaml:LINE: message`."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import test_registry_errors as base  # noqa: E402
+
+VALID = base.VALID
+
+
+FOREACH = """\
+- signature: _amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()
+  family: amp
+  dtypes: [floating]
+  backends: [cpu]
+  kernel: amp_unscale
+  meta: foreach
+  samples:
+    - {self: [[2, 3]], found_inf: {shape: [1], dtype: float32}, inv_scale: {shape: [1], dtype: float32}}
+  doc: Unscale.
+"""
+KERNEL = ("namespace kiln::cpu {\nvoid amp_unscale(const meta::ForeachPlan& plan, const TensorBaseList& self, "
+          "const TensorBase& found_inf, const TensorBase& inv_scale) {\n}\n}\n")
+
+
+class ForeachOps(unittest.TestCase):
+    tearDown = base.RegistryErrors.tearDown
+    run_gen = base.RegistryErrors.run_gen
+    assertError = base.RegistryErrors.assertError
+
+    def setUp(self):
+        base.RegistryErrors.setUp(self)
+        with open(os.path.join(self.tmp.name, "kernels", "cpu", "amp.cpp"), "w") as f:
+            f.write(KERNEL)
+
+    def test_foreach_op_generates_a_void_entry_over_lists(self):
+        r = self.run_gen(VALID + FOREACH, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        gen = os.path.join(self.tmp.name, "generated")
+        name = "_amp_foreach_non_finite_check_and_unscale_"
+        with open(os.path.join(gen, "src", "ops", name + ".cpp")) as f:
+            entry = f.read()
+        self.assertIn(f"void {name}(const TensorList& self, Tensor& found_inf, const Tensor& inv_scale)", entry)
+        self.assertIn('meta::foreach("' + name + '", {{"self", self_base}}', entry)
+        self.assertIn("for (const Tensor& t : self) t.bump_version();", entry)
+        with open(os.path.join(gen, "include", "kiln", "gen", "kernels", "cpu", "amp_unscale.h")) as f:
+            self.assertIn("void amp_unscale(const meta::ForeachPlan& plan, const TensorBaseList& self, "
+                          "const TensorBase& found_inf, const TensorBase& inv_scale);", f.read())
+        with open(os.path.join(gen, "src", "registry", "ops.cpp")) as f:
+            self.assertIn("return Value();  // -> ()", f.read())
+
+    def test_returning_nothing_needs_an_in_place_meta_step(self):
+        broken = FOREACH.replace("meta: foreach", "meta: reduction")
+        self.assertError(VALID + broken, 40, "a structured op returns")
+
+    def test_a_mutable_list_belongs_to_foreach(self):
+        broken = """\
+- signature: scale_(Tensor(a!)[] self) -> Tensor
+  dtypes: [floating]
+  composite: "return self[0];"
+  doc: Broken.
+"""
+        self.assertError(VALID + broken, 35, "mutable list 'self'")
+
+    def test_foreach_needs_a_list(self):
+        broken = FOREACH.replace("Tensor(a!)[] self", "Tensor(a!) self").replace("[[2, 3]]", "[2, 3]")
+        self.assertError(VALID + broken, 40, "meta 'foreach' needs a Tensor[] argument")
+
+    def test_foreach_has_no_out_variant(self):
+        broken = FOREACH.replace("  meta: foreach\n", "  meta: foreach\n  variants: [function, out]\n")
+        self.assertError(VALID + broken, 41, "writes into its arguments")
+
+
+if __name__ == "__main__":
+    unittest.main()
