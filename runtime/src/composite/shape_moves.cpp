@@ -15,16 +15,18 @@ namespace kiln::composite {
 
 Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) {
   KILN_CHECK(source.size() == destination.size(), ValueError, "movedim", "destination",
-             "Invalid source or destination dims: source (", shape_str(source), " dims) should contain the same number "
-             "of dims as destination (", shape_str(destination), " dims)");
+             "Invalid source or destination dims: source (", shape_str(source),
+             " dims) should contain the same number "
+             "of dims as destination (",
+             shape_str(destination), " dims)");
   const int64_t n = self.dim();
   std::vector<int64_t> perm(size_t(n), -1);
   std::vector<bool> src_used(size_t(n), false);
   for (size_t i = 0; i < source.size(); ++i) {
     const int64_t s = wrap_dim(source[i], n, "movedim", "source");
     const int64_t d = wrap_dim(destination[i], n, "movedim", "destination");
-    KILN_CHECK(!src_used[size_t(s)], ValueError, "movedim", "source", "repeated dim in `source` (",
-               shape_str(source), ")");
+    KILN_CHECK(!src_used[size_t(s)], ValueError, "movedim", "source", "repeated dim in `source` (", shape_str(source),
+               ")");
     KILN_CHECK(perm[size_t(d)] < 0, ValueError, "movedim", "destination", "repeated dim in `destination` (",
                shape_str(destination), ")");
     src_used[size_t(s)] = true;
@@ -75,10 +77,14 @@ Tensor atleast_2d(const Tensor& self) {
 
 Tensor atleast_3d(const Tensor& self) {
   switch (self.dim()) {
-    case 0: return self.reshape({1, 1, 1});
-    case 1: return self.unsqueeze(0).unsqueeze(-1);
-    case 2: return self.unsqueeze(-1);
-    default: return self;
+    case 0:
+      return self.reshape({1, 1, 1});
+    case 1:
+      return self.unsqueeze(0).unsqueeze(-1);
+    case 2:
+      return self.unsqueeze(-1);
+    default:
+      return self;
   }
 }
 
