@@ -113,7 +113,8 @@ bool takes_dtype_under_test(const OpInfo& op) {
   if (op.samples.empty()) return false;
   for (const auto& [name, spec] : op.samples[0].items()) {
     const ArgInfo* a = op.arg(name);
-    if (a && (a->is_tensor() || a->is_tensor_list()) && spec.is_object() && (!spec.contains("dtype") || spec["dtype"].is_null()))
+    if (a && (a->is_tensor() || a->is_tensor_list()) && spec.is_object() &&
+        (!spec.contains("dtype") || spec["dtype"].is_null()))
       return true;
   }
   return op.factory;
