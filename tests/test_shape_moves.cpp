@@ -30,6 +30,13 @@ TEST_CASE("shape moves: results are views where PyTorch's are") {
   Tensor s = scalar_tensor(5.0);
   CHECK(atleast_1d(x).is_same(x));  // already 1-d or more: self itself, as PyTorch
   CHECK(atleast_3d(s).sizes().vec() == std::vector<int64_t>{1, 1, 1});
+  // a 0-d tensor: dims 0 and -1 name its one place (the fuzzer's case); the others have none
+  CHECK(movedim(s, 0, -1).dim() == 0);
+  CHECK(movedim(s, {-1}, {0}).item<double>() == 5.0);
+  CHECK(has(error_text<IndexError>([&] { movedim(s, 1, 0); }), "movedim"));
+  CHECK(has(error_text<IndexError>([&] { s.unbind(0); }), "no dimensions"));
+  CHECK(has(error_text<IndexError>([&] { s.unflatten(0, {1}); }), "no dimensions"));
+  CHECK(has(error_text<IndexError>([&] { s.split_with_sizes({1}, 0); }), "no dimensions"));
 }
 
 TEST_CASE("shape moves: bad arguments name the op and the argument") {

@@ -20,6 +20,15 @@ Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) 
              "of dims as destination (",
              shape_str(destination), " dims)");
   const int64_t n = self.dim();
+  if (n == 0) {  // a 0-d tensor has one place, as PyTorch's wrap_dim: 0 and -1 name it
+    for (size_t i = 0; i < source.size(); ++i) {
+      wrap_dim(source[i], n, "movedim", "source");
+      wrap_dim(destination[i], n, "movedim", "destination");
+    }
+    KILN_CHECK(source.size() <= 1, ValueError, "movedim", "source", "repeated dim in `source` (", shape_str(source),
+               ")");
+    return self.permute(std::vector<int64_t>{});
+  }
   std::vector<int64_t> perm(size_t(n), -1);
   std::vector<bool> src_used(size_t(n), false);
   for (size_t i = 0; i < source.size(); ++i) {
