@@ -65,10 +65,21 @@ std::string describe(const std::exception& e) {
   return std::string("unexpected exception: ") + e.what();
 }
 
-// The differentiable inputs of a sample (inexact Tensors and list elements): their slots, values
-// and names.
-void differentiable_slots(const OpInfo& op, const std::map<std::string, Value>& base, std::vector<Slot>& slots,
-                          TensorList& x0, std::vector<std::string>& names) {
+// A sample's arguments and its differentiable inputs (inexact Tensors and list elements): their
+// slots, values and names.
+struct DifferentiableSample {
+  std::map<std::string, Value> base;
+  std::vector<Slot> slots;
+  TensorList x0;
+  std::vector<std::string> names;
+};
+
+DifferentiableSample differentiable_sample(const OpInfo& op, size_t index, DType dtype, Device device) {
+  DifferentiableSample sample{sample_args(op, index, dtype, device), {}, {}, {}};
+  std::vector<Slot>& slots = sample.slots;
+  TensorList& x0 = sample.x0;
+  std::vector<std::string>& names = sample.names;
+  const std::map<std::string, Value>& base = sample.base;
   for (const std::string& name : op.differentiable_inputs) {
     auto it = base.find(name);
     if (it == base.end() || it->second.is_none()) continue;
@@ -87,16 +98,17 @@ void differentiable_slots(const OpInfo& op, const std::map<std::string, Value>& 
       }
     }
   }
+  return sample;
 }
 
 // Empty when sample `index` passes; adds the number of Jacobian entries compared.
 std::string check_sample(const OpInfo& op, size_t index, DType dtype, Device device, bool gradgrad, size_t& compared,
                          bool& inplace_on_view) {
-  std::map<std::string, Value> base = sample_args(op, index, dtype, device);
-  std::vector<Slot> slots;
-  TensorList x0;
-  std::vector<std::string> names;
-  differentiable_slots(op, base, slots, x0, names);
+  const DifferentiableSample sample = differentiable_sample(op, index, dtype, device);
+  const auto& base = sample.base;
+  const auto& slots = sample.slots;
+  const TensorList& x0 = sample.x0;
+  const auto& names = sample.names;
   if (x0.empty()) return "";
   Fn f = op_fn(op, base, slots);
   std::string first = compare_jacobians(f, x0, names, device, compared);
@@ -137,11 +149,11 @@ std::string check_sample(const OpInfo& op, size_t index, DType dtype, Device dev
 
 // Forward-mode AD on sample `index`: J v against finite differences and reverse mode's J^T u.
 std::string check_sample_jvp(const OpInfo& op, size_t index, DType dtype, Device device, size_t& compared) {
-  std::map<std::string, Value> base = sample_args(op, index, dtype, device);
-  std::vector<Slot> slots;
-  TensorList x0;
-  std::vector<std::string> names;
-  differentiable_slots(op, base, slots, x0, names);
+  const DifferentiableSample sample = differentiable_sample(op, index, dtype, device);
+  const auto& base = sample.base;
+  const auto& slots = sample.slots;
+  const TensorList& x0 = sample.x0;
+  const auto& names = sample.names;
   if (x0.empty()) return "";
   return compare_jvp(op_fn(op, base, slots), x0, names, device, seed_for(op.name, 2000 + index), compared);
 }
