@@ -14,6 +14,7 @@ std::vector<Case> factory_cases();
 std::vector<Case> reduction_cases();
 std::vector<Case> linalg_cases();
 std::vector<Case> training_cases();
+std::vector<Case> indexing_cases();
 
 }  // namespace kiln_bench
 #endif  // KILN_BENCH_CASES_H_
