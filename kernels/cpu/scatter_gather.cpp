@@ -36,7 +36,11 @@ void for_each_scatter(const RowGeometry& g, const int64_t* idx, const Visit& vis
       int64_t at_out, at_src;
       g.row_offsets(r, at_out, at_src);
       const int64_t* row_idx = idx + r * len;
-      for (int64_t j = j0; j < j1; ++j) visit(at_out + row_idx[j] * ds + (along_last ? 0 : j), at_src + j);
+      if (along_last) {
+        for (int64_t j = j0; j < j1; ++j) visit(at_out + row_idx[j], at_src + j);
+      } else {
+        for (int64_t j = j0; j < j1; ++j) visit(at_out + row_idx[j] * ds + j, at_src + j);
+      }
     }
   };
   if (along_last) {  // each row writes its own line of out
@@ -45,6 +49,15 @@ void for_each_scatter(const RowGeometry& g, const int64_t* idx, const Visit& vis
     kiln::detail::parallel_chunks(len, kiln::detail::threads_for(g.rows * len, len), 1,
                                   [&](int64_t b, int64_t e) { rows(0, g.rows, b, e); });
   }
+}
+
+// src combined into y at the indexed places by rule R (mean also counts what meets at each).
+template <ScatterReduce R, typename T, typename Src>
+void combine_all(const RowGeometry& g, const int64_t* idx, T* y, const Src& src, int64_t* count) {
+  for_each_scatter(g, idx, [&](int64_t to, int64_t from) {
+    y[to] = scatter::Rule<T>::apply(R, y[to], src(from));
+    if constexpr (R == ScatterReduce::Mean) ++count[to];
+  });
 }
 
 // out = self, then src (or value) combined into out at the indexed places.
@@ -69,10 +82,14 @@ void scatter_into(const meta::ScatterGatherPlan& plan, const TensorBase& out, co
       for_each_scatter(g, idx, [&](int64_t to, int64_t) { y[to] = scatter::Rule<T>::identity(r); });
     std::vector<int64_t> count;
     if (r == ScatterReduce::Mean) count.assign(size_t(out.numel()), plan.include_self ? 1 : 0);
-    for_each_scatter(g, idx, [&](int64_t to, int64_t from) {
-      y[to] = scatter::Rule<T>::apply(r, y[to], src(from));
-      if (!count.empty()) ++count[size_t(to)];
-    });
+    switch (r) {  // the rule as a constant, so the inner loop has no switch
+      case ScatterReduce::Sum: combine_all<ScatterReduce::Sum>(g, idx, y, src, nullptr); break;
+      case ScatterReduce::Prod: combine_all<ScatterReduce::Prod>(g, idx, y, src, nullptr); break;
+      case ScatterReduce::Mean: combine_all<ScatterReduce::Mean>(g, idx, y, src, count.data()); break;
+      case ScatterReduce::Amax: combine_all<ScatterReduce::Amax>(g, idx, y, src, nullptr); break;
+      case ScatterReduce::Amin: combine_all<ScatterReduce::Amin>(g, idx, y, src, nullptr); break;
+      case ScatterReduce::None: break;
+    }
     if (r == ScatterReduce::Mean)
       for (int64_t i = 0; i < out.numel(); ++i)
         if (count[size_t(i)] > 1) y[i] = scatter::Rule<T>::divide(y[i], count[size_t(i)]);
