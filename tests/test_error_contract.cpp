@@ -132,8 +132,9 @@ void dtype_case(Ledger& L, const OpInfo& op) {
 
 void broadcast_case(Ledger& L, const OpInfo& op, const Named& named) {
   std::vector<std::string> tensors = tensor_args(op, named);
-  // outer: any two vectors fit. mm, bmm: the last dim of mat2 is free, its first is not.
-  if (tensors.size() < 2 || op.name == "outer") return;
+  // outer: any two vectors fit; so does any 1-d index tensor of tensor_split. mm, bmm: the last
+  // dim of mat2 is free, its first is not.
+  if (tensors.size() < 2 || op.name == "outer" || op.name == "tensor_split.tensor_indices_or_sections") return;
   const bool contraction = op.name == "mm" || op.name == "bmm";
   const std::string& victim = tensors[1];
   bool others_fixed = false;  // another tensor whose last dim is neither 1 nor 11
