@@ -10,6 +10,7 @@ namespace kiln_bench {
 std::vector<Case> overhead_cases();
 std::vector<Case> pointwise_cases();
 std::vector<Case> copy_cases();
+std::vector<Case> shape_cases();
 std::vector<Case> factory_cases();
 std::vector<Case> reduction_cases();
 std::vector<Case> linalg_cases();

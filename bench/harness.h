@@ -17,7 +17,7 @@ struct Prepared {
 
 struct Case {
   std::string name;
-  std::string group;         // "overhead", "pointwise", "reduction", "linalg", "training"
+  std::string group;         // "overhead", "pointwise", "shape", "reduction", "linalg", "training"
   double bytes = 0;          // memory traffic of one call (for GB/s), 0 when not meaningful
   double flops = 0;          // floating-point work of one call (for GFLOP/s), 0 when not meaningful
   std::string gemm_ref;      // key of the direct-OpenBLAS rate this case compares with, if any

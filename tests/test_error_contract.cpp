@@ -132,8 +132,9 @@ void dtype_case(Ledger& L, const OpInfo& op) {
 
 void broadcast_case(Ledger& L, const OpInfo& op, const Named& named) {
   std::vector<std::string> tensors = tensor_args(op, named);
-  // outer: any two vectors fit. mm, bmm: the last dim of mat2 is free, its first is not.
-  if (tensors.size() < 2 || op.name == "outer") return;
+  // outer: any two vectors fit; so does any 1-d index tensor of tensor_split. mm, bmm: the last
+  // dim of mat2 is free, its first is not.
+  if (tensors.size() < 2 || op.name == "outer" || op.name == "tensor_split.tensor_indices_or_sections") return;
   // Ops that read as many places as their index names: any index shape fits (gather's along dim).
   static const std::set<std::string> free_index{
       "gather", "index_select", "index_fill.int_Scalar", "index_fill.int_Tensor", "take", "take_along_dim"};

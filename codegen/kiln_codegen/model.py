@@ -70,11 +70,17 @@ META_FAMILIES = {
     "index_fill": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
     "take": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=False, results=["self"]),
     "put": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
+    # shape copies (kiln/meta/shape_build.h): flip reverses dims, triangle keeps tril's or
+    # triu's part of each matrix (in place too); both copy bytes, so every dtype shares one kernel
+    "flip": dict(custom=True, plan="FlipPlan", dense_inputs=True, inplace=False, results=["self"]),
+    "triangle": dict(custom=True, plan="TrianglePlan", dense_inputs=True, inplace=True, results=["self"]),
     # factories: the meta step takes the op's arguments and its TensorOptions and resolves the
     # result's sizes and dtype; the kernel fills the new tensor on the options' device
     "arange": dict(custom=True, factory=True, plan="RangePlan", dense_inputs=False, inplace=False, results=["self"]),
     "linspace": dict(custom=True, factory=True, plan="LinspacePlan", dense_inputs=False, inplace=False, results=["self"]),
     "eye": dict(custom=True, factory=True, plan="EyePlan", dense_inputs=False, inplace=False, results=["self"]),
+    "tri_indices": dict(custom=True, factory=True, plan="TriIndicesPlan", dense_inputs=False, inplace=False,
+                        results=["self"]),
     # In-place families (mutates): the kernel writes into the op's mutable arguments (Tensor(a!),
     # Tensor(a!)[]); nothing is allocated and the op returns () or the mutable argument it names
     # (Tensor(a!)), with the function variant only. `foreach`: the shared step over Tensor lists
