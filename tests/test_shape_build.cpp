@@ -180,6 +180,15 @@ TEST_CASE("shape build: diff, clamp with Tensor bounds and one_hot") {
   Tensor lo = from_vector(std::vector<double>{0, NAN, 2, 0}, {4});
   expect_values(clamp(x, lo, scalar_tensor(10.0)), {4}, {1, NAN, 9, 10});
   CHECK(has(error_text<ValueError>([&] { clamp(x, Tensor(), Tensor()); }), "At least one of 'min' or 'max'"));
+  {  // ties go to self, a bound below min goes to max (PyTorch: [0, 1, 0], 1, [0, 0, 1])
+    Tensor v = from_vector(std::vector<double>{1, 2, 3}, {3}).requires_grad_();
+    Tensor low = scalar_tensor(2.0, kFloat64).requires_grad_();
+    Tensor high = from_vector(std::vector<double>{3, 3, 1}, {3}).requires_grad_();
+    clamp(v, low, high).sum().backward();
+    expect_values(v.grad(), {3}, {0, 1, 0});
+    expect_values(low.grad(), {}, {1});
+    expect_values(high.grad(), {3}, {0, 0, 1});
+  }
   Tensor idx = from_vector(std::vector<int64_t>{2, 0}, {2});
   expect_values(one_hot(idx), {2, 3}, {0, 0, 1, 1, 0, 0});
   CHECK(one_hot(zeros({0}, kInt64), 4).sizes().vec() == std::vector<int64_t>{0, 4});

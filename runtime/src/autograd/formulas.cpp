@@ -8,6 +8,7 @@
 #include "kiln/gen/api/index_select.h"
 #include "kiln/gen/api/log.h"
 #include "kiln/gen/api/logical_and.h"
+#include "kiln/gen/api/logical_or.h"
 #include "kiln/gen/api/pow.h"
 #include "kiln/gen/api/real.h"
 #include "kiln/gen/api/scatter.h"
@@ -68,6 +69,23 @@ TensorBase nll_loss_backward(const TensorBase& grad_in, const TensorBase& self_i
   Tensor per_sample = -(g * sample_weight);
   return scatter(zeros(self.sizes(), grad.options()), class_dim, safe_target.unsqueeze(class_dim),
                  per_sample.unsqueeze(class_dim));
+}
+
+std::tuple<TensorBase, TensorBase, TensorBase> clamp_tensor_backward(const TensorBase& grad_in, const TensorBase& self_in,
+                                                                     const TensorBase& min_in, const TensorBase& max_in,
+                                                                     std::array<bool, 3> grad_input_mask) {
+  const Tensor grad(grad_in), self(self_in), min(min_in), max(max_in);
+  const Tensor zero = zeros({}, grad.options());
+  Tensor in_range = min.defined() && max.defined() ? logical_and(self >= min, self <= max)
+                    : min.defined()               ? self >= min
+                                                  : self <= max;
+  Tensor grad_self, grad_min, grad_max;
+  if (grad_input_mask[0]) grad_self = where(in_range, grad, zero);
+  if (min.defined() && grad_input_mask[1])
+    grad_min = where(max.defined() ? logical_and(self < min, min < max) : self < min, grad, zero);
+  if (max.defined() && grad_input_mask[2])
+    grad_max = where(min.defined() ? logical_or(self > max, max < min) : self > max, grad, zero);
+  return {grad_self, grad_min, grad_max};
 }
 
 TensorBase clamp_backward(const TensorBase& grad_in, const TensorBase& self_in, const std::optional<Scalar>& min,

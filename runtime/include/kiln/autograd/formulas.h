@@ -90,6 +90,11 @@ Scalar scalar_conj(const Scalar& s);
 // Pointwise.
 TensorBase clamp_backward(const TensorBase& grad, const TensorBase& self, const std::optional<Scalar>& min,
                           const std::optional<Scalar>& max);
+// clamp with Tensor bounds, as PyTorch: self's gradient where it lies within [min, max], each
+// bound's where it was taken (min only where min < max; max also where max < min).
+std::tuple<TensorBase, TensorBase, TensorBase> clamp_tensor_backward(const TensorBase& grad, const TensorBase& self,
+                                                                     const TensorBase& min, const TensorBase& max,
+                                                                     std::array<bool, 3> grad_input_mask);
 TensorBase pow_backward(const TensorBase& grad, const TensorBase& self, const Scalar& exponent);
 // Complex: sgn(z) = z / |z| and angle(z) are not holomorphic (PyTorch's sgn_backward and
 // angle_backward); on real tensors their gradients are 0.
