@@ -12,6 +12,7 @@ std::vector<Case> pointwise_cases();
 std::vector<Case> copy_cases();
 std::vector<Case> factory_cases();
 std::vector<Case> reduction_cases();
+std::vector<Case> sorting_cases();
 std::vector<Case> linalg_cases();
 std::vector<Case> training_cases();
 

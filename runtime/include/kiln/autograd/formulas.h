@@ -31,6 +31,8 @@ TensorBase aminmax_backward(const TensorBase& grad_min, const TensorBase& grad_m
 // max.dim/min.dim: the gradient goes to the element `indices` picked.
 TensorBase value_selecting_reduction_backward(const TensorBase& grad, int64_t dim, const TensorBase& indices,
                                               IntArrayRef sizes, bool keepdim);
+// topk: grad (k along dim) goes to the places `indices` picked out of self's `sizes`.
+TensorBase topk_backward(const TensorBase& grad, const TensorBase& indices, IntArrayRef sizes, int64_t dim);
 TensorBase var_backward(const TensorBase& grad, const TensorBase& self, OptIntList dim,
                         const std::optional<Scalar>& correction, bool keepdim);
 TensorBase norm_backward(const TensorBase& grad, const TensorBase& self, const std::optional<Scalar>& p,

@@ -1,0 +1,101 @@
+// topk on CPU, per line (lines in parallel): for small k one pass keeps the best k in order
+// and rejects most elements with one compare against the k-th; for large k the line is
+// radix-sorted. Equal values go by index, so the result is the stable sort's first k.
+#include "kiln/gen/kernels/cpu/topk.h"
+#include "sort_lines.h"
+
+namespace kiln::cpu {
+namespace {
+
+// The best k of one line by rank (larger is better, ties: the earlier index), in order.
+template <typename K>
+struct BestK {
+  std::vector<K> rank;
+  std::vector<uint32_t> idx;
+  int64_t m = 0, k = 0;
+  explicit BestK(int64_t k_) : rank(size_t(k_)), idx(size_t(k_)), k(k_) {}
+  // Only called for ranks that beat the k-th (or while fewer than k are kept).
+  KILN_INLINE void insert(K r, uint32_t i) {
+    int64_t j = m < k ? m++ : k - 1;
+    for (; j > 0 && rank[size_t(j - 1)] < r; --j) {
+      rank[size_t(j)] = rank[size_t(j - 1)];
+      idx[size_t(j)] = idx[size_t(j - 1)];
+    }
+    rank[size_t(j)] = r;
+    idx[size_t(j)] = i;
+  }
+};
+
+constexpr int64_t kBlock = 16;  // ranks computed a block at a time so the compare vectorizes
+
+template <typename T>
+void select_line(BestK<typename SortKey<T>::K>& best, const T* x, int64_t base, int64_t n, int64_t inner,
+                 typename SortKey<T>::K flip) {
+  using K = typename SortKey<T>::K;
+  best.m = 0;
+  const int64_t k = best.k;
+  for (int64_t j = 0; j < k; ++j) best.insert(SortKey<T>::key(x[base + j * inner]) ^ flip, uint32_t(j));
+  int64_t j = k;
+  K r[kBlock];
+  for (; j + kBlock <= n; j += kBlock) {
+    const K worst = best.rank[size_t(k - 1)];
+    bool any = false;
+    for (int64_t t = 0; t < kBlock; ++t) {
+      r[t] = SortKey<T>::key(x[base + (j + t) * inner]) ^ flip;
+      any |= r[t] > worst;
+    }
+    if (!any) continue;
+    for (int64_t t = 0; t < kBlock; ++t)
+      if (r[t] > best.rank[size_t(k - 1)]) best.insert(r[t], uint32_t(j + t));
+  }
+  for (; j < n; ++j) {
+    const K rj = SortKey<T>::key(x[base + j * inner]) ^ flip;
+    if (rj > best.rank[size_t(k - 1)]) best.insert(rj, uint32_t(j));
+  }
+}
+
+}  // namespace
+
+void topk(const meta::SortPlan& plan, const TensorBase& values, const TensorBase& indices, const TensorBase& self) {
+  visit_sortable(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using K = typename SortKey<T>::K;
+    const T* x = static_cast<const T*>(self.data_ptr());
+    T* v = static_cast<T*>(values.data_ptr());
+    int64_t* ind = static_cast<int64_t*>(indices.data_ptr());
+    const int64_t n = plan.split.size, inner = plan.split.inner, k = plan.take;
+    const int64_t lines = plan.split.outer * inner;
+    if (k == 0 || lines == 0) return;
+    // largest first: the rank is the key; smallest first: its complement (NaN last).
+    const K flip = plan.descending ? K(0) : ~K(0);
+    auto out_base = [&](int64_t l) { return (l / inner) * k * inner + l % inner; };
+    if (k <= 64 && k * 16 <= n) {
+      kiln::detail::parallel_items(lines, n, [&](int64_t b, int64_t e) {
+        BestK<K> best(k);
+        for (int64_t l = b; l < e; ++l) {
+          const int64_t base = (l / inner) * n * inner + l % inner, ob = out_base(l);
+          select_line<T>(best, x, base, n, inner, flip);
+          for (int64_t j = 0; j < k; ++j) {
+            const int64_t from = best.idx[size_t(j)];
+            v[ob + j * inner] = value_of<T>(best.rank[size_t(j)] ^ flip, x, base + from * inner);
+            ind[ob + j * inner] = from;
+          }
+        }
+      });
+      return;
+    }
+    // Sorting order: descending keys for largest (ties stay in index order either way).
+    const K sort_flip = plan.descending ? ~K(0) : K(0);
+    for_each_line(plan, x, plan.descending, [&](LineScratch<K>& s, int64_t base, int64_t l) {
+      radix_sort_line(s, n);
+      const int64_t ob = out_base(l);
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t from = s.idx[size_t(j)];
+        v[ob + j * inner] = value_of<T>(s.keys[size_t(j)] ^ sort_flip, x, base + from * inner);
+        ind[ob + j * inner] = from;
+      }
+    });
+  });
+}
+
+}  // namespace kiln::cpu
