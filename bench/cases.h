@@ -15,6 +15,7 @@ std::vector<Case> reduction_cases();
 std::vector<Case> sorting_cases();
 std::vector<Case> linalg_cases();
 std::vector<Case> training_cases();
+std::vector<Case> indexing_cases();
 
 }  // namespace kiln_bench
 #endif  // KILN_BENCH_CASES_H_

@@ -134,6 +134,10 @@ void broadcast_case(Ledger& L, const OpInfo& op, const Named& named) {
   std::vector<std::string> tensors = tensor_args(op, named);
   // outer: any two vectors fit. mm, bmm: the last dim of mat2 is free, its first is not.
   if (tensors.size() < 2 || op.name == "outer") return;
+  // Ops that read as many places as their index names: any index shape fits (gather's along dim).
+  static const std::set<std::string> free_index{
+      "gather", "index_select", "index_fill.int_Scalar", "index_fill.int_Tensor", "take", "take_along_dim"};
+  if (free_index.count(op.name)) return;
   const bool contraction = op.name == "mm" || op.name == "bmm";
   const std::string& victim = tensors[1];
   bool others_fixed = false;  // another tensor whose last dim is neither 1 nor 11

@@ -234,4 +234,7 @@ TEST_CASE("topk: the gradient goes back to the k places picked") {
   CHECK(ints(i) == std::vector<int64_t>{2, 0, 1, 3});
   sum(v * from_vector<double>({1, 2, 3, 4}, {2, 2})).backward();
   expect_values(x.grad(), {2, 4}, {2, 0, 1, 0, 0, 3, 0, 4});
+  Tensor s = scalar_tensor(2.0, TensorOptions(kFloat64)).requires_grad_();  // 0-d: k = 1 is the identity
+  sum(std::get<0>(topk(s, 1)) * 3).backward();
+  expect_values(s.grad(), {}, {3});
 }

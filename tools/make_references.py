@@ -76,6 +76,9 @@ def sample_inputs(op, index, sample, dtype):
             if spec is None:
                 out[name] = None
                 continue
+            if "values" in spec:  # literal values written in the sample
+                out[name] = torch.tensor(spec["values"], dtype=TORCH_DTYPES[spec.get("dtype") or dtype])
+                continue
             x = random_tensor(rng, spec["shape"], spec.get("dtype") or dtype, spec.get("domain"), spec.get("bool"))
             out[name] = with_special_values(x) if op.get("special_values") else x
         elif t == "Tensor[]":

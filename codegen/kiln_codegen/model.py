@@ -65,6 +65,18 @@ META_FAMILIES = {
     "kthvalue": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
     "select_dim": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
     "select_all": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
+    # indexing (kiln/meta/indexing.h): the kernels check index values before writing; the
+    # scatter and index_* families write self's shape, so they have in-place variants
+    "gather": dict(custom=True, plan="ScatterGatherPlan", dense_inputs=True, inplace=False, results=["self"]),
+    "scatter": dict(custom=True, plan="ScatterGatherPlan", dense_inputs=True, inplace=True, results=["self"]),
+    "scatter_add": dict(custom=True, plan="ScatterGatherPlan", dense_inputs=True, inplace=True, results=["self"]),
+    "scatter_reduce": dict(custom=True, plan="ScatterGatherPlan", dense_inputs=True, inplace=True, results=["self"]),
+    "index_select": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=False, results=["self"]),
+    "index_add": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
+    "index_copy": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
+    "index_fill": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
+    "take": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=False, results=["self"]),
+    "put": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
     # factories: the meta step takes the op's arguments and its TensorOptions and resolves the
     # result's sizes and dtype; the kernel fills the new tensor on the options' device
     "arange": dict(custom=True, factory=True, plan="RangePlan", dense_inputs=False, inplace=False, results=["self"]),
@@ -430,6 +442,10 @@ def _validate_samples(op, raw, line, errors):
         for a in op.sig.arguments:
             if a.name not in s and not a.has_default and not a.type.optional:
                 errors.append(RegistryError(sline, f"sample of {op.full_name} lacks required argument '{a.name}'"))
+            v = s.get(a.name)
+            if a.type.base == "Tensor" and isinstance(v, dict) and "values" in v and not _rectangular(v["values"]):
+                errors.append(RegistryError(sline, f"sample values of '{a.name}' must be a rectangular nested list of numbers",
+                                            "e.g. {values: [[0, 2], [1, 0]], dtype: int64}"))
         out.append(dict(s))
     return out
 
@@ -439,6 +455,22 @@ def _domain_for(op, arg_name):
     if isinstance(d, dict):
         d = d.get(arg_name)
     return [float(x) for x in d] if d else list(DEFAULT_DOMAIN)
+
+
+def _rectangular(values):
+    if not isinstance(values, list):
+        return isinstance(values, (int, float)) and not isinstance(values, bool)
+    if not all(_rectangular(v) for v in values):
+        return False
+    return len({tuple(_nested_shape(v)) for v in values}) <= 1  # [] is an empty tensor
+
+
+def _nested_shape(values):
+    shape = []
+    while isinstance(values, list):
+        shape.append(len(values))
+        values = values[0] if values else None
+    return shape
 
 
 def normalized_samples(op):
@@ -452,6 +484,8 @@ def normalized_samples(op):
             v = s[a.name]
             if a.type.base == "Tensor":
                 spec = dict(v) if isinstance(v, dict) else {"shapes" if a.type.is_list else "shape": v}
+                if "values" in spec:  # literal values (index samples without duplicates): their nesting is the shape
+                    spec["shape"] = _nested_shape(spec["values"])
                 spec.setdefault("dtype", None)
                 spec["domain"] = [float(x) for x in spec.get("domain") or _domain_for(op, a.name)]
                 spec["bool"] = a.name in op.bool_inputs

@@ -265,6 +265,10 @@ class RegistryErrors(unittest.TestCase):
         self.assertError(VALID.replace("  doc: e to the x.", "  doc: e to the x.\n  samples:\n    - {x: [3]}"), 11,
                          "sample names unknown argument 'x'")
 
+    def test_sample_values_must_be_rectangular(self):
+        self.assertError(VALID.replace("  doc: e to the x.", "  doc: e to the x.\n  samples:\n    - {self: {values: [[1, 2], [3]]}}"),
+                         11, "sample values of 'self' must be a rectangular nested list of numbers")
+
     def test_unknown_promotion(self):
         self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  promotion: widen"), 7,
                          "unknown promotion 'widen'")

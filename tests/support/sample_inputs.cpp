@@ -54,6 +54,11 @@ Tensor random_tensor(std::mt19937_64& rng, const json& shape_json, DType dtype, 
   return device.is_cpu() ? t : t.to(device);
 }
 
+void flatten_values(const json& values, std::vector<double>& out) {
+  if (!values.is_array()) return out.push_back(values.get<double>());
+  for (const json& v : values) flatten_values(v, out);
+}
+
 DType spec_dtype(const json& spec, DType under_test) {
   if (!spec.contains("dtype") || spec["dtype"].is_null()) return under_test;
   auto d = dtype_from_name(spec["dtype"].get<std::string>());
@@ -71,6 +76,11 @@ std::map<std::string, Value> sample_args(const OpInfo& op, size_t index, DType d
     if (!arg) throw std::runtime_error("sample argument '" + name + "' is not in the schema of " + op.name);
     if (arg->is_tensor() && spec.is_null()) {
       named[name] = Value();
+    } else if (arg->is_tensor() && spec.contains("values")) {  // literal values written in the sample
+      std::vector<double> values;
+      flatten_values(spec.at("values"), values);
+      named[name] =
+          host_tensor(spec.at("shape").get<std::vector<int64_t>>(), spec_dtype(spec, dtype), values).to(device);
     } else if (arg->is_tensor()) {
       named[name] = random_tensor(rng, spec.at("shape"), spec_dtype(spec, dtype), spec.value("domain", json()),
                                   spec.value("bool", false), device);

@@ -2,5 +2,6 @@
 #define KILN_RUNTIME_INCLUDE_KILN_KILN_H_
 // kiln: tensors, autograd and every op of ops/*.yaml.
 #include "kiln/core.h"
+#include "kiln/determinism.h"
 #include "kiln/gen/ops.h"
 #endif  // KILN_RUNTIME_INCLUDE_KILN_KILN_H_

@@ -5,10 +5,12 @@
 #include "kiln/gen/api/abs.h"
 #include "kiln/gen/api/conj.h"
 #include "kiln/gen/api/exp.h"
+#include "kiln/gen/api/index_select.h"
 #include "kiln/gen/api/log.h"
 #include "kiln/gen/api/logical_and.h"
 #include "kiln/gen/api/pow.h"
 #include "kiln/gen/api/real.h"
+#include "kiln/gen/api/scatter.h"
 #include "kiln/gen/api/square.h"
 #include "kiln/gen/api/sum.h"
 #include "kiln/gen/api/where.h"
@@ -46,27 +48,26 @@ TensorBase nll_loss_backward(const TensorBase& grad_in, const TensorBase& self_i
   KILN_CHECK(self.dim() >= 1, ShapeError, op, "self", "expected at least 1 dim, got 0");
   KILN_CHECK(reduction >= 0 && reduction <= 2, ValueError, op, "reduction",
              "expected 0 (none), 1 (mean) or 2 (sum), got ", reduction);
-  int64_t class_dim = self.dim() == 1 ? 0 : 1;
-  int64_t num_classes = self.size(class_dim);
-  // One-hot of the target over the class dim (kiln has no scatter/gather).
-  DimVector class_line(size_t(self.dim()), 1);
-  class_line[size_t(class_dim)] = num_classes;
-  Tensor classes = arange(num_classes, TensorOptions(kInt64, self.device())).reshape(class_line);
+  const int64_t class_dim = self.dim() == 1 ? 0 : 1;
   Tensor valid = target != ignore_index;
-  Tensor picked = logical_and(target.unsqueeze(class_dim) == classes, valid.unsqueeze(class_dim));
+  // Ignored samples may name no class (-100): they point at class 0 with a zero gradient.
+  Tensor safe_target = where(valid, target, zeros({}, target.options()));
   // Each sample's weight: weight[target], 0 for ignored samples.
   Tensor zero = zeros({}, grad.options());
+  Tensor valid_weight = where(valid, ones({}, grad.options()), zero);
   Tensor sample_weight = weight.defined()
-                             ? sum(where(picked, weight.reshape(class_line), zero), {class_dim})
-                             : where(valid, ones({}, grad.options()), zero);
+                             ? index_select(weight, 0, safe_target.reshape({-1})).reshape(target.sizes()) * valid_weight
+                             : valid_weight;
   Tensor g = grad;
   if (reduction == 1) {
     // Mean divides by the total weight; with every sample ignored that is 0, and so is
-    // every gradient (`picked` is all false), as PyTorch.
-    g = g / sum(sample_weight);
+    // every gradient (every sample weight is 0), as PyTorch.
+    Tensor total = sum(sample_weight);
+    g = g / where(total == 0, ones({}, grad.options()), total);
   }
   Tensor per_sample = -(g * sample_weight);
-  return where(picked, per_sample.unsqueeze(class_dim), zero);
+  return scatter(zeros(self.sizes(), grad.options()), class_dim, safe_target.unsqueeze(class_dim),
+                 per_sample.unsqueeze(class_dim));
 }
 
 TensorBase clamp_backward(const TensorBase& grad_in, const TensorBase& self_in, const std::optional<Scalar>& min,

@@ -18,6 +18,7 @@
 #include "kiln/gen/api/mean.h"
 #include "kiln/gen/api/min.h"
 #include "kiln/gen/api/pow.h"
+#include "kiln/gen/api/scatter.h"
 #include "kiln/gen/api/sgn.h"
 #include "kiln/gen/api/sum.h"
 #include "kiln/gen/api/where.h"
@@ -173,11 +174,7 @@ TensorBase value_selecting_reduction_backward(const TensorBase& grad_in, int64_t
   int64_t d = wrap_dim(dim, ndim, "value_selecting_reduction_backward");
   Tensor g = keepdim ? grad : grad.unsqueeze(d);
   Tensor idx = keepdim ? indices : indices.unsqueeze(d);
-  // One-hot of the chosen index along d (kiln has no scatter): positions 0..n-1 laid along d.
-  DimVector line(size_t(ndim), 1);
-  line[size_t(d)] = sizes[size_t(d)];
-  Tensor positions = arange(sizes[size_t(d)], TensorOptions(kInt64, grad.device())).reshape(line);
-  return where(idx == positions, g, zeros({}, g.options()));
+  return scatter(zeros(sizes, g.options()), d, idx, g);
 }
 
 TensorBase var_backward(const TensorBase& grad_in, const TensorBase& self_in, OptIntList dim,

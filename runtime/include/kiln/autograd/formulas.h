@@ -6,6 +6,7 @@
 // Semantics follow PyTorch's torch/csrc/autograd/FunctionsManual.cpp.
 #include <array>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <vector>
 #include "kiln/tensor_base.h"
@@ -31,8 +32,26 @@ TensorBase aminmax_backward(const TensorBase& grad_min, const TensorBase& grad_m
 // max.dim/min.dim: the gradient goes to the element `indices` picked.
 TensorBase value_selecting_reduction_backward(const TensorBase& grad, int64_t dim, const TensorBase& indices,
                                               IntArrayRef sizes, bool keepdim);
-// topk: grad (k along dim) goes to the places `indices` picked out of self's `sizes`.
-TensorBase topk_backward(const TensorBase& grad, const TensorBase& indices, IntArrayRef sizes, int64_t dim);
+// Indexing: each gradient moves values with the adjoint op (gather <-> scatter_add,
+// index_select <-> index_add, take <-> put). `sizes`: the shape the gradient must have.
+TensorBase gather_backward(const TensorBase& grad, IntArrayRef self_sizes, int64_t dim, const TensorBase& index);
+// scatter's src: gather(grad, dim, index), zero-padded to src's shape where src is larger than index.
+TensorBase gather_to(const TensorBase& grad, int64_t dim, const TensorBase& index, IntArrayRef src_sizes);
+TensorBase index_select_backward(const TensorBase& grad, IntArrayRef self_sizes, int64_t dim, const TensorBase& index);
+TensorBase index_select_to(const TensorBase& grad, int64_t dim, const TensorBase& index, IntArrayRef sizes);
+TensorBase index_add_source_backward(const TensorBase& grad, int64_t dim, const TensorBase& index,
+                                     IntArrayRef source_sizes, const Scalar& alpha);
+// index_fill's 0-d value: the sum of the gradient over the filled places (each counted once).
+TensorBase index_fill_value_backward(const TensorBase& grad, int64_t dim, const TensorBase& index);
+TensorBase take_backward(const TensorBase& grad, IntArrayRef self_sizes, const TensorBase& index);
+TensorBase take_to(const TensorBase& grad, const TensorBase& index, IntArrayRef sizes);
+TensorBase put_self_backward(const TensorBase& grad, const TensorBase& index, bool accumulate);
+// scatter_reduce (sum, mean, amax/amin split among ties, prod exact at zeros): self's and src's.
+std::tuple<TensorBase, TensorBase> scatter_reduce_backward(const TensorBase& grad, const TensorBase& self, int64_t dim,
+                                                           const TensorBase& index, const TensorBase& src,
+                                                           std::string_view reduce, bool include_self,
+                                                           const TensorBase& result,
+                                                           std::array<bool, 2> grad_input_mask);
 TensorBase var_backward(const TensorBase& grad, const TensorBase& self, OptIntList dim,
                         const std::optional<Scalar>& correction, bool keepdim);
 TensorBase norm_backward(const TensorBase& grad, const TensorBase& self, const std::optional<Scalar>& p,
