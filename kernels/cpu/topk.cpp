@@ -26,31 +26,58 @@ struct BestK {
   }
 };
 
-constexpr int64_t kBlock = 16;  // ranks computed a block at a time so the compare vectorizes
+constexpr int64_t kBlock = 32;  // elements tested at a time, so the test vectorizes
 
-template <typename T>
-void select_line(BestK<typename SortKey<T>::K>& best, const T* x, int64_t base, int64_t n, int64_t inner,
-                 typename SortKey<T>::K flip) {
+// Whether any element of x[0, kBlock) (stride `step`) may beat the k-th best, whose rank is
+// `worst`. Values other than 16-bit floats compare natively against the k-th's value (the key
+// order is the value order, NaN above all); the others compare keys.
+template <typename T, int64_t kStep>
+KILN_INLINE bool block_may_beat(const T* x, int64_t step, typename SortKey<T>::K worst, typename SortKey<T>::K flip,
+                                bool largest) {
+  using KO = SortKey<T>;
+  const int64_t st = kStep ? kStep : step;
+  bool any = false;
+  if constexpr (is_reduced_float_v<T>) {
+    for (int64_t t = 0; t < kBlock; ++t) any |= (KO::key(x[t * st]) ^ flip) > worst;
+  } else {
+    const T kth = KO::value(worst ^ flip);
+    if (largest) {
+      if (KO::is_nan(worst)) return false;  // k NaNs already: nothing beats them
+      int beats = 0;                        // !(x <= kth): greater, or NaN
+#pragma omp simd reduction(| : beats)
+      for (int64_t t = 0; t < kBlock; ++t) beats |= int(!(x[t * st] <= kth));
+      any = beats != 0;
+    } else if (KO::is_nan(worst ^ flip)) {
+      for (int64_t t = 0; t < kBlock; ++t) any |= !is_nan(x[t * st]);  // any number beats a NaN
+    } else {
+      int beats = 0;
+#pragma omp simd reduction(| : beats)
+      for (int64_t t = 0; t < kBlock; ++t) beats |= int(x[t * st] < kth);
+      any = beats != 0;
+    }
+  }
+  return any;
+}
+
+template <typename T, int64_t kStep>
+void select_line(BestK<typename SortKey<T>::K>& best, const T* x, int64_t n, int64_t step, typename SortKey<T>::K flip,
+                 bool largest) {
   using K = typename SortKey<T>::K;
+  const int64_t st = kStep ? kStep : step;
   best.m = 0;
   const int64_t k = best.k;
-  for (int64_t j = 0; j < k; ++j) best.insert(SortKey<T>::key(x[base + j * inner]) ^ flip, uint32_t(j));
+  for (int64_t j = 0; j < k; ++j) best.insert(SortKey<T>::key(x[j * st]) ^ flip, uint32_t(j));
   int64_t j = k;
-  K r[kBlock];
   for (; j + kBlock <= n; j += kBlock) {
-    const K worst = best.rank[size_t(k - 1)];
-    bool any = false;
+    if (!block_may_beat<T, kStep>(x + j * st, st, best.rank[size_t(k - 1)], flip, largest)) continue;
     for (int64_t t = 0; t < kBlock; ++t) {
-      r[t] = SortKey<T>::key(x[base + (j + t) * inner]) ^ flip;
-      any |= r[t] > worst;
+      const K r = SortKey<T>::key(x[(j + t) * st]) ^ flip;
+      if (r > best.rank[size_t(k - 1)]) best.insert(r, uint32_t(j + t));
     }
-    if (!any) continue;
-    for (int64_t t = 0; t < kBlock; ++t)
-      if (r[t] > best.rank[size_t(k - 1)]) best.insert(r[t], uint32_t(j + t));
   }
   for (; j < n; ++j) {
-    const K rj = SortKey<T>::key(x[base + j * inner]) ^ flip;
-    if (rj > best.rank[size_t(k - 1)]) best.insert(rj, uint32_t(j));
+    const K r = SortKey<T>::key(x[j * st]) ^ flip;
+    if (r > best.rank[size_t(k - 1)]) best.insert(r, uint32_t(j));
   }
 }
 
@@ -74,7 +101,8 @@ void topk(const meta::SortPlan& plan, const TensorBase& values, const TensorBase
         BestK<K> best(k);
         for (int64_t l = b; l < e; ++l) {
           const int64_t base = (l / inner) * n * inner + l % inner, ob = out_base(l);
-          select_line<T>(best, x, base, n, inner, flip);
+          if (inner == 1) select_line<T, 1>(best, x + base, n, 1, flip, plan.descending);
+          else select_line<T, 0>(best, x + base, n, inner, flip, plan.descending);
           for (int64_t j = 0; j < k; ++j) {
             const int64_t from = best.idx[size_t(j)];
             v[ob + j * inner] = value_of<T>(best.rank[size_t(j)] ^ flip, x, base + from * inner);
