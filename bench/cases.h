@@ -13,6 +13,7 @@ std::vector<Case> copy_cases();
 std::vector<Case> shape_cases();
 std::vector<Case> factory_cases();
 std::vector<Case> reduction_cases();
+std::vector<Case> sorting_cases();
 std::vector<Case> linalg_cases();
 std::vector<Case> training_cases();
 std::vector<Case> indexing_cases();

@@ -20,7 +20,7 @@ FLOATING = {"float16", "bfloat16", "float32", "float64"}
 COMPLEX = {"complex64", "complex128"}
 BACKENDS = ["cpu", "cuda"]
 FAMILIES = ["pointwise", "activation", "comparison", "logical", "bitwise", "reduction", "linalg",
-            "view", "shape", "nn", "loss", "factory", "random", "amp"]
+            "view", "shape", "nn", "loss", "factory", "random", "amp", "sorting"]
 PROMOTIONS = ["default", "int_to_float", "bool_result", "complex_to_real", "self"]
 KINDS = ["pointwise", "kernel", "composite"]
 VARIANTS = ["function", "method", "inplace", "out"]
@@ -58,6 +58,13 @@ META_FAMILIES = {
     "mm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
     "addmm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
     "bmm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
+    # sorting and selection (kiln/meta/sorting.h): the plan carries dim, order, k and the
+    # result sizes (plan_only: the kernel gets no argument besides the plan and the tensors)
+    "sort": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
+    "topk": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
+    "kthvalue": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
+    "select_dim": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
+    "select_all": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
     # indexing (kiln/meta/indexing.h): the kernels check index values before writing; the
     # scatter and index_* families write self's shape, so they have in-place variants
     "gather": dict(custom=True, plan="ScatterGatherPlan", dense_inputs=True, inplace=False, results=["self"]),

@@ -492,7 +492,7 @@ class OpView:
         # arguments the meta step does not consume go to the kernel as they are (var's correction)
         consumed = {} if fam.get("custom") else fam["args"]
         extra = [a for a in op.sig.arguments if a.name not in consumed and a.type.base != "Tensor"]
-        if fam.get("factory"):
+        if fam.get("factory") or fam.get("plan_only"):
             extra = []  # the plan carries every argument a factory kernel needs
         self.kernel_extra = [a.name for a in extra]
         n = len(self.results)

@@ -79,7 +79,7 @@ Value plain_value(const ArgInfo& arg, const json& v) {
   }
   if (starts_with(t, "int")) return Value(v.get<int64_t>());
   if (starts_with(t, "float")) return Value(v.get<double>());
-  if (t == "bool") return Value(v.get<bool>());
+  if (starts_with(t, "bool")) return Value(v.get<bool>());  // bool and bool? (sort.stable)
   if (starts_with(t, "str")) return Value(v.get<std::string>());
   if (starts_with(t, "ScalarType")) {
     auto d = dtype_from_name(v.get<std::string>());
