@@ -61,7 +61,7 @@ void index_select(const meta::IndexPlan& plan, const TensorBase& out, const Tens
   const Indices idx = int64_indices(index);
   const int64_t S = plan.split.size, inner = plan.split.inner, n = plan.n;
   check_indices(idx.data, n, S, false, "index_select", plan.dim);
-  visit_element_size(plan.dtype, [&](auto tag) {
+  visit_element_size(element_size(plan.dtype), [&](auto tag) {
     using E = decltype(tag);
     const E* x = static_cast<const E*>(self.data_ptr());
     E* y = static_cast<E*>(out.data_ptr());
@@ -94,7 +94,7 @@ void index_copy(const meta::IndexPlan& plan, const TensorBase& out, const Tensor
                 const TensorBase& source, int64_t /*dim*/) {
   const int64_t* idx = static_cast<const int64_t*>(index.data_ptr());
   check_indices(idx, plan.n, plan.split.size, false, "index_copy", plan.dim);
-  visit_element_size(plan.dtype, [&](auto tag) {
+  visit_element_size(element_size(plan.dtype), [&](auto tag) {
     using E = decltype(tag);
     const E* x = static_cast<const E*>(source.data_ptr());
     update_rows<E>(plan, out, self, idx, [&](E* y, int64_t from, int64_t c0, int64_t c1) {
@@ -116,21 +116,14 @@ void index_fill(const meta::IndexPlan& plan, const TensorBase& out, const Tensor
 
 void index_fill_tensor(const meta::IndexPlan& plan, const TensorBase& out, const TensorBase& self,
                        const TensorBase& index, const TensorBase& value, int64_t dim) {
-  const TensorBase v = kiln::detail::empty_dense({}, plan.dtype, value.device());
-  v.copy_(value);
-  Scalar s;
-  visit_dtype(plan.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    s = Scalar(*static_cast<const T*>(v.data_ptr()));
-  });
-  index_fill(plan, out, self, index, dim, s);
+  index_fill(plan, out, self, index, dim, value.item());  // cast to self's dtype as PyTorch's .item()
 }
 
 void take(const meta::IndexPlan& plan, const TensorBase& out, const TensorBase& self, const TensorBase& index) {
   const int64_t* idx = static_cast<const int64_t*>(index.data_ptr());
   const int64_t size = plan.split.size;
   check_indices(idx, plan.n, size, true, "take", 0);
-  visit_element_size(plan.dtype, [&](auto tag) {
+  visit_element_size(element_size(plan.dtype), [&](auto tag) {
     using E = decltype(tag);
     const E* x = static_cast<const E*>(self.data_ptr());
     E* y = static_cast<E*>(out.data_ptr());

@@ -1,38 +1,19 @@
 #ifndef KILN_KERNELS_CPU_INDEX_SUPPORT_H_
 #define KILN_KERNELS_CPU_INDEX_SUPPORT_H_
-// What the CPU indexing kernels share: moving elements by their size alone (data movement
-// needs no arithmetic, so gather/index_select/take compile once per element size, not per
-// dtype), the index range check that runs before anything is written, and the row geometry of
+// What the CPU indexing kernels share: moving elements by their size alone
+// (kiln/common/element_bytes.h), the index range check that runs before anything is written, and the row geometry of
 // gather/scatter.
 #include <cstdint>
 #include <algorithm>
 #include <cstring>
+#include "kiln/common/element_bytes.h"
 #include "kiln/dtype.h"
 #include "kiln/error.h"
 #include "kiln/tensor_base.h"
 
 namespace kiln::cpu {
 
-struct Bytes16 {
-  uint64_t lo, hi;
-};
-
-// f(E{}) with E an unsigned type (or Bytes16) of dtype's element size.
-template <typename F>
-decltype(auto) visit_element_size(DType dtype, F&& f) {
-  switch (element_size(dtype)) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      return f(Bytes16{});
-  }
-}
+using bytes::visit_element_size;
 
 // Every index in [-size, size) when `wrap` (negative ones count from the end), else in
 // [0, size); the first one outside raises IndexError naming the op, before any write.

@@ -122,7 +122,7 @@ void gather(const meta::ScatterGatherPlan& plan, const TensorBase& out, const Te
   const int64_t* idx = static_cast<const int64_t*>(index.data_ptr());
   const int64_t len = g.len, ds = g.dim_stride();
   const bool along_last = g.dim == g.ndim - 1;
-  visit_element_size(plan.dtype, [&](auto tag) {
+  visit_element_size(element_size(plan.dtype), [&](auto tag) {
     using E = decltype(tag);
     const E* x = static_cast<const E*>(self.data_ptr());
     E* y = static_cast<E*>(out.data_ptr());

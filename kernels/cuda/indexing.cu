@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <optional>
 #include <type_traits>
+#include "kiln/common/element_bytes.h"
 #include "kiln/common/scatter_rules.h"
 #include "kiln/cuda/context.h"
 #include "kiln/determinism.h"
@@ -447,25 +448,7 @@ struct PutWalkFn {
   }
 };
 
-// Element types by size: data movement needs no arithmetic.
-struct alignas(16) Bytes16 {
-  uint64_t lo, hi;
-};
-template <typename F>
-void visit_element_size(DType dtype, const F& f) {
-  switch (element_size(dtype)) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      return f(Bytes16{});
-  }
-}
+using bytes::visit_element_size;
 
 }  // namespace
 
@@ -474,7 +457,7 @@ void gather(const meta::ScatterGatherPlan& plan, const TensorBase& out, const Te
   if (index.numel() == 0) return;
   const Launch launch(self, "gather");
   const Geometry g = geometry(index, self, index.sizes(), plan.dim, "gather");
-  visit_element_size(plan.dtype, [&](auto tag) {
+  visit_element_size(element_size(plan.dtype), [&](auto tag) {
     using E = decltype(tag);
     launch.run(index.numel(),
                GatherFn<E>{g, static_cast<const E*>(self.data_ptr()), static_cast<const int64_t*>(index.data_ptr()),
@@ -509,7 +492,7 @@ void index_select(const meta::IndexPlan& plan, const TensorBase& out, const Tens
   const IndexGeometry g = index_geometry(plan);
   if (out.numel() == 0) return;
   const Launch launch(self, "index_select");
-  visit_element_size(plan.dtype, [&](auto tag) {
+  visit_element_size(element_size(plan.dtype), [&](auto tag) {
     using E = decltype(tag);
     visit_index(index, [&](auto itag) {
       using I = decltype(itag);
@@ -539,20 +522,13 @@ void index_fill(const meta::IndexPlan& plan, const TensorBase& out, const Tensor
 void index_fill_tensor(const meta::IndexPlan& plan, const TensorBase& out, const TensorBase& self,
                        const TensorBase& index, const TensorBase& value, int64_t dim) {
   // The 0-d value comes to the host once (PyTorch's index_fill reads it with .item() too).
-  const TensorBase v = kiln::detail::empty_dense({}, plan.dtype, kCPU);
-  v.copy_(value);
-  Scalar s;
-  visit_dtype(plan.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    s = Scalar(*static_cast<const T*>(v.data_ptr()));
-  });
-  index_fill(plan, out, self, index, dim, s);
+  index_fill(plan, out, self, index, dim, value.item());
 }
 
 void take(const meta::IndexPlan& plan, const TensorBase& out, const TensorBase& self, const TensorBase& index) {
   if (plan.n == 0) return;
   const Launch launch(self, "take");
-  visit_element_size(plan.dtype, [&](auto tag) {
+  visit_element_size(element_size(plan.dtype), [&](auto tag) {
     using E = decltype(tag);
     launch.run(plan.n, TakeFn<E>{static_cast<const E*>(self.data_ptr()), static_cast<const int64_t*>(index.data_ptr()),
                                  static_cast<E*>(out.data_ptr()), plan.split.size, launch.bad()});
