@@ -25,8 +25,8 @@ void check_index(const meta::ScatterGatherPlan& plan, const TensorBase& index, i
 
 int64_t size_at(const TensorBase& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
 
-// visit(row, j, out_offset, src_offset) for every index element, in index order within each
-// place of out; threads never share a place of out.
+// visit(out_offset, src_offset) for every index element, in index order within each place of
+// out; threads never share a place of out.
 template <typename Visit>
 void for_each_scatter(const RowGeometry& g, const int64_t* idx, const Visit& visit) {
   const int64_t len = g.len, ds = g.dim_stride();
