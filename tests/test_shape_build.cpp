@@ -104,6 +104,19 @@ TEST_CASE("shape build: tril and triu, in place and out=, and a failed tril_ cha
   expect_values(tril_indices(3, 3), {2, 6}, {0, 1, 1, 2, 2, 2, 0, 0, 1, 0, 1, 2});
   expect_values(triu_indices(2, 3, 1), {2, 3}, {0, 0, 1, 1, 2, 2});
   CHECK(tril_indices(3, 3).dtype() == kInt64);
+  // offsets past a corner, and a huge empty result (the fuzzer's timeout): PyTorch's sizes
+  const int64_t huge = int64_t(1) << 62;
+  CHECK(tril_indices(3, 3, huge).sizes().vec() == std::vector<int64_t>{2, 9});
+  CHECK(tril_indices(3, 3, -huge).sizes().vec() == std::vector<int64_t>{2, 0});
+  CHECK(triu_indices(3, 3, -huge).sizes().vec() == std::vector<int64_t>{2, 9});
+  CHECK(triu_indices(3, 3, huge).sizes().vec() == std::vector<int64_t>{2, 0});
+  CHECK(triu_indices(huge, 0).sizes().vec() == std::vector<int64_t>{2, 0});
+  CHECK(tril_indices(huge, 1, -huge).sizes().vec() == std::vector<int64_t>{2, 0});
+  expect_values(tril_indices(3, 4, -1), {2, 3}, {1, 2, 2, 0, 0, 1});
+  CHECK(has(error_text<ValueError>([&] { tril_indices(huge, 100); }), "overflows int64"));
+  // a 0-d tensor has no dim to repeat along (PyTorch: IndexError); without dim it is flattened
+  CHECK(has(error_text<IndexError>([] { repeat_interleave(scalar_tensor(5.0), 2, 0); }), "no dimensions"));
+  expect_values(repeat_interleave(scalar_tensor(5.0), 2), {2}, {5, 5});
   CHECK(tril_indices(3, 3, 0, kInt32).dtype() == kInt32);
   CHECK(has(error_text<ValueError>([] { tril_indices(-1, 3); }), "argument 'row': row must be non-negative"));
   CHECK(has(error_text<ValueError>([] { triu_indices(3, -1); }), "argument 'col'"));

@@ -81,7 +81,10 @@ void fill_tri_indices(const meta::TriIndicesPlan& plan, const TensorBase& out, b
   T* rows = static_cast<T*>(out.data_ptr());
   T* cols = rows + count;
   int64_t k = 0;
-  for (int64_t i = 0; i < plan.row; ++i) {
+  // tril's rows above -(offset + 1) keep nothing; stop once every entry is written (the rows
+  // after that keep nothing either), so a huge row count with an empty result costs nothing.
+  const int64_t first = lower && plan.offset < 0 ? std::min(plan.row, -(plan.offset + 1)) : 0;
+  for (int64_t i = first; i < plan.row && k < count; ++i) {
     const int64_t b = lower ? 0 : tri::clamp(i + plan.offset, 0, plan.col);
     const int64_t e = lower ? tri::tril_row_count(i, plan.col, plan.offset) : plan.col;
     for (int64_t j = b; j < e; ++j, ++k) {

@@ -95,6 +95,8 @@ Tensor tile(const Tensor& self, IntArrayRef dims) {
 Tensor repeat_interleave(const Tensor& self, int64_t repeats, std::optional<int64_t> dim,
                          std::optional<int64_t> output_size) {
   KILN_CHECK(repeats >= 0, ValueError, "repeat_interleave", "repeats", "repeats can not be negative");
+  KILN_CHECK(!dim || self.dim() > 0, IndexError, "repeat_interleave", "dim", "Dimension specified as ", *dim,
+             " but tensor has no dimensions");  // PyTorch's message (the fuzzer's out-of-bounds case)
   const Tensor input = dim ? self : self.reshape({-1});
   const int64_t d = dim ? wrap_dim(*dim, self.dim(), "repeat_interleave") : 0;
   if (output_size)

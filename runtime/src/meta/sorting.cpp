@@ -52,7 +52,9 @@ SortPlan topk(const char* op, const TensorBase& self, int64_t k, int64_t dim, bo
              plan.dim, " has size ", plan.split.size, ")");
   plan.sizes = sizes_with(self, plan.dim, k, true);
   plan.descending = largest;
-  plan.take = k;
+  // A 0-d self gives its element and index 0 for k = 0 too, as PyTorch (the result is 0-d either
+  // way, and every element of a result is written).
+  plan.take = self.dim() == 0 ? 1 : k;
   return plan;
 }
 
