@@ -55,8 +55,8 @@ TriIndicesPlan tri_indices(const char* op, int64_t row, int64_t col, int64_t off
   // PyTorch's kernels take the index types only
   KILN_CHECK(plan.dtype == DType::Int64 || plan.dtype == DType::Int32, DTypeError, op, "dtype", "\"", op,
              "\" not implemented for '", dtype_name(plan.dtype), "'");
-  KILN_CHECK(col == 0 || row <= std::numeric_limits<int64_t>::max() / col, ValueError, op, "row",
-             "row * col = ", row, " * ", col, " overflows int64");
+  KILN_CHECK(col == 0 || row <= std::numeric_limits<int64_t>::max() / col, ValueError, op, "row", "row * col = ", row,
+             " * ", col, " overflows int64");
   plan.row = row;
   plan.col = col;
   const bool lower = std::strcmp(op, "tril_indices") == 0;
@@ -64,8 +64,7 @@ TriIndicesPlan tri_indices(const char* op, int64_t row, int64_t col, int64_t off
   // clamped there and the row arithmetic cannot overflow (tril keeps everything from col - 1 on,
   // triu nothing from col on; both take -row as they take anything below it).
   plan.offset = tri::clamp(offset, -row, lower ? col - 1 : col);
-  const int64_t count =
-      lower ? tri::tril_row_start(row, col, plan.offset) : tri::triu_row_start(row, col, plan.offset);
+  const int64_t count = lower ? tri::tril_row_start(row, col, plan.offset) : tri::triu_row_start(row, col, plan.offset);
   plan.sizes = {2, count};
   return plan;
 }
