@@ -25,9 +25,6 @@ using namespace kiln::testing;
 namespace {
 Tensor i64(std::vector<int64_t> v, std::vector<int64_t> shape) { return from_vector(v, shape); }
 Tensor f32(std::vector<float> v, std::vector<int64_t> shape) { return from_vector(v, shape); }
-bool equal(const Tensor& a, const Tensor& b) {
-  return a.sizes().vec() == b.sizes().vec() && a.to_vector<double>() == b.to_vector<double>();
-}
 }  // namespace
 
 TEST_CASE("indexing: an index out of range raises IndexError naming the op, before any write") {
@@ -44,7 +41,7 @@ TEST_CASE("indexing: an index out of range raises IndexError naming the op, befo
   CHECK(has(error_text<IndexError>([&] { x.index_fill_(1, i64({-5}, {1}), 1.0); }), "index_fill"));
   CHECK(has(error_text<IndexError>([&] { x.put_(i64({0, 12}, {2}), f32({1, 2}, {2})); }), "put"));
   CHECK(has(error_text<IndexError>([&] { x.scatter_add_(1, i64({0, 4}, {1, 2}), ones({1, 2})); }), "scatter_add"));
-  CHECK(equal(x, before));
+  CHECK(same_values(x, before));
 }
 
 TEST_CASE("indexing: dtypes and shapes are checked with PyTorch's rules") {
@@ -74,7 +71,7 @@ TEST_CASE("indexing: dtypes and shapes are checked with PyTorch's rules") {
   CHECK(has(error_text<IndexError>([&] { take(zeros({0}), zeros({1}, kInt64)); }), "empty"));
   // an empty index reads and writes nothing, whatever the other shapes (PyTorch too)
   CHECK(gather(x, 0, zeros({0, 5}, kInt64)).sizes().vec() == std::vector<int64_t>{0, 5});
-  CHECK(equal(x.scatter(0, zeros({0, 2}, kInt64), ones({5, 5})), x));
+  CHECK(same_values(x.scatter(0, zeros({0, 2}, kInt64), ones({5, 5})), x));
 }
 
 TEST_CASE("indexing: negative indices wrap where PyTorch wraps them") {
@@ -130,8 +127,8 @@ TEST_CASE("indexing: the parallel CPU paths agree with a plain loop") {
   expect_values(zeros({rows, cols}, kFloat64).scatter_add(0, index2, source), {rows, cols}, want, 1e-12);
   // gather and index_select read back what they name
   Tensor table = randn({rows, cols}, kFloat64);
-  CHECK(equal(gather(table, 0, index2), table.index_select(0, index)));
-  CHECK(equal(take_along_dim(table, index2, 0), table.index_select(0, index)));
+  CHECK(same_values(gather(table, 0, index2), table.index_select(0, index)));
+  CHECK(same_values(take_along_dim(table, index2, 0), table.index_select(0, index)));
 }
 
 TEST_CASE("take_along_dim: broadcasting apart from dim, and the flattened form") {

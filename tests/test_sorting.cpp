@@ -26,6 +26,7 @@ using namespace kiln;
 using kiln::testing::error_text;
 using kiln::testing::expect_values;
 using kiln::testing::has;
+using kiln::testing::same_values;
 
 namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -237,15 +238,6 @@ TEST_CASE("topk: the gradient goes back to the k places picked") {
   Tensor s = scalar_tensor(2.0, TensorOptions(kFloat64)).requires_grad_();  // 0-d: k = 1 is the identity
   sum(std::get<0>(topk(s, 1)) * 3).backward();
   expect_values(s.grad(), {}, {3});
-}
-
-// Equal values, NaN equal to NaN (the fuzzer's view-versus-copy check).
-bool same_values(const Tensor& a, const Tensor& b) {
-  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  if (x.size() != y.size()) return false;
-  for (size_t i = 0; i < x.size(); ++i)
-    if (!(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i])))) return false;
-  return true;
 }
 
 TEST_CASE("topk of a 0-d view: every result element is written") {

@@ -38,6 +38,15 @@ inline void expect_values(const Tensor& t, std::vector<int64_t> shape, std::vect
   }
 }
 
+// Same shape and exactly the same values, NaN equal to NaN (a view against its contiguous copy).
+inline bool same_values(const Tensor& a, const Tensor& b) {
+  if (!a.sizes().equals(b.sizes())) return false;
+  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i])))) return false;
+  return true;
+}
+
 // A tensor's values in order to 1e-12 relative (autograd tests against PyTorch's float64 values).
 inline void expect_close(const Tensor& t, const std::vector<double>& expected) {
   REQUIRE(t.defined());
