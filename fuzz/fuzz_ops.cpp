@@ -111,9 +111,10 @@ Value arg_value(const Arg& a, Bytes& in, Pool& pool) {
   if (optional) base.pop_back();
   if (optional && in.pick(4) == 0) return Value();
   if (base == "Tensor") return pool.any(in);
-  if (base == "Tensor[]") {
+  if (base == "Tensor[]" || base == "Tensor?[]") {
     TensorList list(in.pick(4));
-    for (Tensor& t : list) t = pool.any(in);
+    for (Tensor& t : list)
+      if (base == "Tensor[]" || in.pick(3) != 0) t = pool.any(in);  // Tensor?[]: some entries None
     return Value(list);
   }
   if (base.rfind("int[", 0) == 0) {
@@ -185,7 +186,7 @@ Value contiguous_copy(const Value& v) {
   if (v.is_tensor()) return Value(v.to_tensor().detach().contiguous().clone());
   if (v.kind() == Value::Kind::TensorList) {
     TensorList list;
-    for (const Tensor& t : v.to_tensor_list()) list.push_back(t.detach().contiguous().clone());
+    for (const Tensor& t : v.to_tensor_list()) list.push_back(t.defined() ? t.detach().contiguous().clone() : t);
     return Value(list);
   }
   return v;
@@ -208,6 +209,15 @@ void run_one_call(Bytes& in, Pool& pool) {
   const std::string base_name = op.name.substr(0, op.name.find('.'));
   const bool unspecified_values = base_name == "empty" || base_name == "empty_like" || base_name == "empty_strided";
   constexpr uint64_t kSeed = 5;
+  // contiguous copies of the inputs, taken before the call: an op that writes into its arguments
+  // (index_put_, uniform_) must get the same inputs the second time
+  std::vector<Value> args2;
+  Kwargs kwargs2;
+  {
+    NoGradGuard no_grad;
+    for (const Value& v : args) args2.push_back(contiguous_copy(v));
+    for (const auto& [k, v] : kwargs) kwargs2.emplace_back(k, contiguous_copy(v));
+  }
   Value result;
   try {
     manual_seed(kSeed);
@@ -226,10 +236,6 @@ void run_one_call(Bytes& in, Pool& pool) {
   // The same call on contiguous copies must agree (no grad: pure values).
   {
     NoGradGuard no_grad;
-    std::vector<Value> args2;
-    Kwargs kwargs2;
-    for (const Value& v : args) args2.push_back(contiguous_copy(v));
-    for (const auto& [k, v] : kwargs) kwargs2.emplace_back(k, contiguous_copy(v));
     Value again;
     try {
       manual_seed(kSeed);

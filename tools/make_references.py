@@ -81,6 +81,12 @@ def sample_inputs(op, index, sample, dtype):
                 continue
             x = random_tensor(rng, spec["shape"], spec.get("dtype") or dtype, spec.get("domain"), spec.get("bool"))
             out[name] = with_special_values(x) if op.get("special_values") else x
+        elif t == "Tensor?[]":  # each entry None or a tensor spec (advanced indexing)
+            out[name] = [None if item is None else
+                         torch.tensor(item["values"], dtype=TORCH_DTYPES[item.get("dtype") or dtype]) if "values" in item
+                         else random_tensor(rng, item["shape"], item.get("dtype") or dtype, item.get("domain"),
+                                            item.get("bool"))
+                         for item in spec["items"]]
         elif t == "Tensor[]":
             out[name] = [random_tensor(rng, s, spec.get("dtype") or dtype, spec.get("domain"), False)
                          for s in spec["shapes"]]
@@ -121,7 +127,7 @@ def bind(op, named):
     args, kwargs = [], {}
     for i, a in enumerate(op["args"]):
         value = named[a["name"]] if a["name"] in named else a.get("default")
-        if a["type"] not in ("Tensor", "Tensor?", "Tensor[]"):
+        if a["type"] not in ("Tensor", "Tensor?", "Tensor[]", "Tensor?[]"):
             value = torch_value(a["type"], value)
         if a["kwarg_only"]:
             if a["name"] in named:
@@ -166,7 +172,7 @@ def upcast(named, dtype):
         if isinstance(x, str) and TORCH_DTYPES.get(x) == dtype:  # a factory's dtype keyword
             return "float32"
         return x.float() if isinstance(x, torch.Tensor) and x.dtype == dtype else x
-    return {k: [up(t) for t in v] if isinstance(v, list) and v and isinstance(v[0], torch.Tensor) else up(v)
+    return {k: [up(t) for t in v] if isinstance(v, list) and any(isinstance(t, torch.Tensor) for t in v) else up(v)
             for k, v in named.items()}
 
 
@@ -220,8 +226,8 @@ def tensor_json(t):
 def value_json(v):
     if isinstance(v, torch.Tensor):
         return tensor_json(v)
-    if isinstance(v, list) and v and isinstance(v[0], torch.Tensor):
-        return [tensor_json(t) for t in v]
+    if isinstance(v, list) and any(isinstance(t, torch.Tensor) for t in v):  # Tensor[], Tensor?[] (None: null)
+        return [None if t is None else tensor_json(t) for t in v]
     return v
 
 

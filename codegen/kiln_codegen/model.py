@@ -77,6 +77,11 @@ META_FAMILIES = {
     "index_fill": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
     "take": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=False, results=["self"]),
     "put": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
+    # masks (kiln/meta/masking.h): nonzero and masked_select given their result's length (their
+    # composites count first); masked_scatter writes self's shape broadcast with mask's
+    "nonzero_sized": dict(custom=True, plan="MaskPlan", dense_inputs=True, inplace=False, results=["self"]),
+    "masked_select_sized": dict(custom=True, plan="MaskPlan", dense_inputs=True, inplace=False, results=["self"]),
+    "masked_scatter": dict(custom=True, plan="MaskPlan", dense_inputs=True, inplace=True, results=["self"]),
     # shape copies (kiln/meta/shape_build.h): flip reverses dims, triangle keeps tril's or
     # triu's part of each matrix (in place too); both copy bytes, so every dtype shares one kernel
     "flip": dict(custom=True, plan="FlipPlan", dense_inputs=True, inplace=False, results=["self"]),
@@ -449,9 +454,16 @@ def _validate_samples(op, raw, line, errors):
             if a.name not in s and not a.has_default and not a.type.optional:
                 errors.append(RegistryError(sline, f"sample of {op.full_name} lacks required argument '{a.name}'"))
             v = s.get(a.name)
-            if a.type.base == "Tensor" and isinstance(v, dict) and "values" in v and not _rectangular(v["values"]):
-                errors.append(RegistryError(sline, f"sample values of '{a.name}' must be a rectangular nested list of numbers",
-                                            "e.g. {values: [[0, 2], [1, 0]], dtype: int64}"))
+            if a.type.optional_items and a.name in s and not (
+                    isinstance(v, list) and all(x is None or isinstance(x, (list, dict)) for x in v)):
+                errors.append(RegistryError(sline, f"sample of '{a.name}' ({a.type.schema()}) must be a list of "
+                                            "null / shape / tensor mapping entries",
+                                            "e.g. [null, {values: [0, 2], dtype: int64}]"))
+                continue
+            for x in (v if a.type.optional_items else [v]):
+                if a.type.base == "Tensor" and isinstance(x, dict) and "values" in x and not _rectangular(x["values"]):
+                    errors.append(RegistryError(sline, f"sample values of '{a.name}' must be a rectangular nested list of numbers",
+                                                "e.g. {values: [[0, 2], [1, 0]], dtype: int64}"))
         out.append(dict(s))
     return out
 
@@ -488,18 +500,24 @@ def normalized_samples(op):
             if a.name not in s:
                 continue
             v = s[a.name]
-            if a.type.base == "Tensor":
-                spec = dict(v) if isinstance(v, dict) else {"shapes" if a.type.is_list else "shape": v}
-                if "values" in spec:  # literal values (index samples without duplicates): their nesting is the shape
-                    spec["shape"] = _nested_shape(spec["values"])
-                spec.setdefault("dtype", None)
-                spec["domain"] = [float(x) for x in spec.get("domain") or _domain_for(op, a.name)]
-                spec["bool"] = a.name in op.bool_inputs
-                ns[a.name] = spec
+            if a.type.optional_items:  # Tensor?[]: each entry null or a tensor of its own
+                ns[a.name] = {"items": [None if x is None else _tensor_spec(op, a, x, False) for x in v]}
+            elif a.type.base == "Tensor":
+                ns[a.name] = _tensor_spec(op, a, v, a.type.is_list)
             else:
                 ns[a.name] = v
         result.append(ns)
     return result
+
+
+def _tensor_spec(op, a, v, is_list):
+    spec = dict(v) if isinstance(v, dict) else {"shapes" if is_list else "shape": v}
+    if "values" in spec:  # literal values (index samples without duplicates): their nesting is the shape
+        spec["shape"] = _nested_shape(spec["values"])
+    spec.setdefault("dtype", None)
+    spec["domain"] = [float(x) for x in spec.get("domain") or _domain_for(op, a.name)]
+    spec["bool"] = a.name in op.bool_inputs
+    return spec
 
 
 def _check_domain(op, raw, line, errors):

@@ -381,7 +381,8 @@ def _arg_json(a):
         elif t.base == "str":
             default = d.strip("'")
     return {"name": a.name, "type": re.sub(r"\(\w+!?\)", "", a.type.schema()),
-            "kwarg_only": a.kwarg_only, "has_default": a.default is not None, "default": default}
+            "kwarg_only": a.kwarg_only, "has_default": a.default is not None, "default": default,
+            "mutable": a.type.mutable}
 
 
 def samples_doc(registry):

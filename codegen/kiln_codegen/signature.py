@@ -20,6 +20,7 @@ class Type:
     is_list: bool = False
     list_size: Optional[int] = None
     alias: Optional[str] = None  # "a" in Tensor(a), "a!" in Tensor(a!)
+    optional_items: bool = False  # Tensor?[]: a list whose entries may be None (an undefined Tensor)
 
     @property
     def mutable(self):
@@ -29,6 +30,8 @@ class Type:
         s = self.base
         if self.alias:
             s += f"({self.alias})"
+        if self.optional_items:
+            s += "?"
         if self.is_list:
             s += f"[{self.list_size or ''}]"
         if self.optional:
@@ -94,7 +97,8 @@ class Signature:
         return self.full_name + self.arguments_text()
 
 
-_TYPE_RE = re.compile(r"^(Tensor|int|float|bool|Scalar|ScalarType|str|Device|Layout|MemoryFormat|Generator)(\((\w+!?)\))?(\[(\d*)\])?(\?)?$")
+_TYPE_RE = re.compile(r"^(Tensor|int|float|bool|Scalar|ScalarType|str|Device|Layout|MemoryFormat|Generator)(\((\w+!?)\))?"
+                      r"(\?(?=\[))?(\[(\d*)\])?(\?)?$")
 _NAME_RE = re.compile(r"^[A-Za-z_]\w*$")
 
 
@@ -103,15 +107,17 @@ def parse_type(text):
     if not m:
         raise SignatureError(f"unknown type '{text.strip()}' (known: {', '.join(sorted(BASE_TYPES))}, "
                              "with [], [N], ? and Tensor(a)/Tensor(a!) annotations)")
-    base, _, alias, lst, size, opt = m.groups()
+    base, _, alias, items_opt, lst, size, opt = m.groups()
     if alias and base != "Tensor":
         raise SignatureError(f"only Tensor takes an alias annotation, got '{text.strip()}'")
     if base == "Generator" and not opt:
         raise SignatureError(f"a Generator argument is optional (Generator?): without one the default generator is used")
     if lst is not None and base not in ("Tensor", "int"):
         raise SignatureError(f"only Tensor[] and int[] lists are supported, got '{text.strip()}'")
+    if items_opt and (base != "Tensor" or alias):
+        raise SignatureError(f"only Tensor?[] (a list of optional Tensors) takes '?' before '[]', got '{text.strip()}'")
     return Type(base=base, optional=bool(opt), is_list=lst is not None,
-                list_size=int(size) if size else None, alias=alias)
+                list_size=int(size) if size else None, alias=alias, optional_items=bool(items_opt))
 
 
 def _split_top(text, sep=","):

@@ -50,7 +50,7 @@ std::map<std::string, Value> reference_args(const OpInfo& op, const json& args, 
       named[name] = v.is_null() ? Value() : Value(tensor_from_json(v, device));
     } else if (a->is_tensor_list()) {
       TensorList list;
-      for (const json& t : v) list.push_back(tensor_from_json(t, device));
+      for (const json& t : v) list.push_back(t.is_null() ? Tensor() : tensor_from_json(t, device));  // Tensor?[]: None
       named[name] = Value(std::move(list));
     } else {
       named[name] = plain_value(*a, v);

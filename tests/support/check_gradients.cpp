@@ -29,7 +29,10 @@ Fn op_fn(const OpInfo& op, const std::map<std::string, Value>& base, const std::
     std::map<std::string, Value> named = base;
     for (size_t i = 0; i < slots.size(); ++i) {
       if (slots[i].list_index < 0) {
-        named[slots[i].name] = xs[i];
+        // an argument the op writes (Tensor(a!) self of index_put_) gets a differentiable copy:
+        // a leaf cannot be written in place, and the op is checked as a function of its inputs
+        const ArgInfo* a = op.arg(slots[i].name);
+        named[slots[i].name] = a && a->mutable_ ? xs[i].clone() : xs[i];
       } else {
         TensorList list = named[slots[i].name].to_tensor_list();
         list[size_t(slots[i].list_index)] = xs[i];
@@ -91,7 +94,7 @@ DifferentiableSample differentiable_sample(const OpInfo& op, size_t index, DType
     } else {
       const TensorList& list = it->second.to_tensor_list();
       for (size_t k = 0; k < list.size(); ++k) {
-        if (!is_inexact(list[k].dtype())) continue;
+        if (!list[k].defined() || !is_inexact(list[k].dtype())) continue;  // None entries of a Tensor?[]
         slots.push_back({name, int64_t(k)});
         x0.push_back(list[k]);
         names.push_back(name + "[" + std::to_string(k) + "]");

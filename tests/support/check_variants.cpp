@@ -102,6 +102,11 @@ void check_layouts(const OpInfo& op, const Named& args, std::string& fail) {
       if (v.kind() == Value::Kind::TensorList) {  // every element laid out so (ops over lists: meta: foreach)
         TensorList laid, contiguous;
         for (const Tensor& e : v.to_tensor_list()) {
+          if (!e.defined()) {  // a None entry of a Tensor?[]
+            laid.push_back(e);
+            contiguous.push_back(e);
+            continue;
+          }
           Tensor t = layout.writable || !written ? layout.make(e) : Tensor();
           any = any || t.defined();
           laid.push_back(t.defined() ? t : written ? e.clone() : e);

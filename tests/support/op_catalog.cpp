@@ -46,6 +46,7 @@ std::unordered_map<std::string, OpInfo> load_catalog() {
       arg.name = a.at("name").get<std::string>();
       arg.type = a.at("type").get<std::string>();
       arg.kwarg_only = a.value("kwarg_only", false);
+      arg.mutable_ = a.value("mutable", false);
       arg.has_default = a.value("has_default", false);
       arg.default_value = a.value("default", json());
       info.args.push_back(std::move(arg));

@@ -15,9 +15,11 @@ using json = nlohmann::json;
 struct ArgInfo {
   std::string name, type;  // type as in the schema: "Tensor", "int[]?", "Scalar" ...
   bool kwarg_only = false, has_default = false;
+  bool mutable_ = false;  // Tensor(a!): the op writes into it
   json default_value;
   bool is_tensor() const { return type == "Tensor" || type == "Tensor?"; }
-  bool is_tensor_list() const { return type == "Tensor[]"; }
+  // Tensor?[] too (advanced indexing): its entries may be None, an undefined Tensor
+  bool is_tensor_list() const { return type == "Tensor[]" || type == "Tensor?[]"; }
 };
 
 struct OpInfo {

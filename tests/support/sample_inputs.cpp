@@ -84,6 +84,22 @@ std::map<std::string, Value> sample_args(const OpInfo& op, size_t index, DType d
     } else if (arg->is_tensor()) {
       named[name] = random_tensor(rng, spec.at("shape"), spec_dtype(spec, dtype), spec.value("domain", json()),
                                   spec.value("bool", false), device);
+    } else if (arg->is_tensor_list() && spec.contains("items")) {  // Tensor?[]: each entry a spec or null
+      TensorList list;
+      for (const json& item : spec.at("items")) {
+        if (item.is_null()) {
+          list.emplace_back();
+        } else if (item.contains("values")) {
+          std::vector<double> values;
+          flatten_values(item.at("values"), values);
+          list.push_back(
+              host_tensor(item.at("shape").get<std::vector<int64_t>>(), spec_dtype(item, dtype), values).to(device));
+        } else {
+          list.push_back(random_tensor(rng, item.at("shape"), spec_dtype(item, dtype), item.value("domain", json()),
+                                       item.value("bool", false), device));
+        }
+      }
+      named[name] = Value(std::move(list));
     } else if (arg->is_tensor_list()) {
       TensorList list;
       for (const json& shape : spec.at("shapes"))

@@ -7,6 +7,7 @@
 #include "kiln/meta/factories.h"
 #include "kiln/meta/foreach.h"
 #include "kiln/meta/indexing.h"
+#include "kiln/meta/masking.h"
 #include "kiln/meta/inputs.h"
 #include "kiln/meta/matmul.h"
 #include "kiln/meta/nll_loss.h"

@@ -12,6 +12,10 @@
 
 namespace kiln {
 
+namespace indexing {
+class TensorIndex;  // kiln/indexing.h
+}
+
 class Tensor : public TensorBase {
  public:
   Tensor() = default;
@@ -70,6 +74,16 @@ class Tensor : public TensorBase {
   }
   // Leaves only: runs after .grad is updated, with this tensor.
   autograd::RemovableHandle register_post_accumulate_grad_hook(std::function<void(Tensor&)> hook) const;
+
+  // libtorch's indexing with a list (kiln/indexing.h): x.index({Slice(1, None), idx}) reads,
+  // x.index_put_({Slice(), mask}, v) writes. The op index.Tensor's own form, x.index(TensorList),
+  // is generated below; a braced list picks these.
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value);
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value);
 
   // Scalar-operand convenience used by formulas and users alike.
 #include "kiln/gen/tensor_methods.h"

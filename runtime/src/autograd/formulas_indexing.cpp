@@ -9,7 +9,10 @@
 #include "kiln/gen/api/index_fill.h"
 #include "kiln/gen/api/index_select.h"
 #include "kiln/gen/api/logical_and.h"
+#include "kiln/gen/api/cat.h"
 #include "kiln/gen/api/masked_fill.h"
+#include "kiln/gen/api/masked_scatter.h"
+#include "kiln/gen/api/masked_select.h"
 #include "kiln/gen/api/put.h"
 #include "kiln/gen/api/scatter.h"
 #include "kiln/gen/api/scatter_add.h"
@@ -78,6 +81,17 @@ TensorBase take_to(const TensorBase& grad, const TensorBase& index, IntArrayRef 
 TensorBase put_self_backward(const TensorBase& grad, const TensorBase& index, bool accumulate) {
   if (accumulate) return grad;
   return put(Tensor(grad), Tensor(index), zeros({index.numel()}, grad.options()), false);
+}
+
+TensorBase masked_select_backward(const TensorBase& grad, IntArrayRef self_sizes, const TensorBase& mask) {
+  return masked_scatter(zeros(self_sizes, grad.options()), Tensor(mask), Tensor(grad));
+}
+
+TensorBase masked_scatter_source_backward(const TensorBase& grad, const TensorBase& mask, IntArrayRef source_sizes) {
+  Tensor picked = masked_select(Tensor(grad), Tensor(mask));
+  const int64_t n = numel_of(source_sizes);
+  if (picked.numel() < n) picked = cat({picked, zeros({n - picked.numel()}, grad.options())});
+  return picked.reshape(source_sizes);
 }
 
 std::tuple<TensorBase, TensorBase> scatter_reduce_backward(const TensorBase& grad_in, const TensorBase& self_in,

@@ -14,7 +14,7 @@ bool fits(const Value& v, std::string_view type) {
   const K k = v.kind();
   const bool is_list = !type.empty() && type.back() == ']';
   const std::string_view base = type.substr(0, type.find('['));
-  if (base == "Tensor") return is_list ? k == K::TensorList : k == K::Tensor;
+  if (base == "Tensor" || base == "Tensor?") return is_list ? k == K::TensorList : k == K::Tensor;  // Tensor?[] too
   if (base == "int") return is_list ? (k == K::IntList || k == K::Int) : k == K::Int;
   if (base == "float") return k == K::Double || k == K::Int;
   if (base == "bool") return k == K::Bool;

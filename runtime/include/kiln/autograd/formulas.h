@@ -46,6 +46,11 @@ TensorBase index_fill_value_backward(const TensorBase& grad, int64_t dim, const 
 TensorBase take_backward(const TensorBase& grad, IntArrayRef self_sizes, const TensorBase& index);
 TensorBase take_to(const TensorBase& grad, const TensorBase& index, IntArrayRef sizes);
 TensorBase put_self_backward(const TensorBase& grad, const TensorBase& index, bool accumulate);
+// masked_select <-> masked_scatter: self's gradient is grad scattered back to the true places of
+// mask (self and mask of one shape); masked_scatter's source gets grad's values at those places,
+// in order, zero-padded to source's shape (source may hold more than mask's true places).
+TensorBase masked_select_backward(const TensorBase& grad, IntArrayRef self_sizes, const TensorBase& mask);
+TensorBase masked_scatter_source_backward(const TensorBase& grad, const TensorBase& mask, IntArrayRef source_sizes);
 // scatter_reduce (sum, mean, amax/amin split among ties, prod exact at zeros): self's and src's.
 std::tuple<TensorBase, TensorBase> scatter_reduce_backward(const TensorBase& grad, const TensorBase& self, int64_t dim,
                                                            const TensorBase& index, const TensorBase& src,
