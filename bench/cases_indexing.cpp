@@ -66,7 +66,7 @@ std::vector<Case> indexing_cases() {
        [] {
          Twin x = twin_randn({kMasked});
          kiln::Tensor km = kiln::gt(x.k, 0.0);
-         Twin m{km, to_torch(km)};
+         Twin m{km, to_torch(km).to(at::kBool)};
          return Prepared{[x, m] { kiln::Tensor r = kiln::masked_select(x.k, m.k); },
                          [x, m] { at::Tensor r = at::masked_select(x.t, m.t); }};
        }},

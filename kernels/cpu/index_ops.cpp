@@ -66,11 +66,15 @@ void index_select(const meta::IndexPlan& plan, const TensorBase& out, const Tens
     const E* x = static_cast<const E*>(self.data_ptr());
     E* y = static_cast<E*>(out.data_ptr());
     kiln::detail::parallel_items(plan.split.outer * n, inner, [&](int64_t b, int64_t e) {
-      for (int64_t k = b; k < e; ++k) {
-        const int64_t o = k / n, i = k % n;
+      // walk (slice o, entry i) from b without a division per element
+      for (int64_t k = b, o = b / n, i = b % n; k < e; ++k) {
         const E* from = x + (o * S + idx.data[i]) * inner;
         if (inner == 1) y[k] = *from;
         else std::memcpy(y + k * inner, from, size_t(inner) * sizeof(E));
+        if (++i == n) {
+          i = 0;
+          ++o;
+        }
       }
     });
   });
