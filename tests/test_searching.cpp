@@ -36,9 +36,10 @@ void expect_error(Fn&& f, const char* op, const char* arg, const char* text) {
     f();
     FAIL("expected an exception");
   } catch (const E& e) {
+    const std::string what = e.what();
+    INFO(what);
     CHECK(e.op() == op);
     CHECK(e.arg() == arg);
-    INFO(e.what());
     CHECK(has(e.what(), text));
   }
 }
@@ -60,7 +61,7 @@ TEST_CASE("search rules: PyTorch's probes on the host (NaN values at the end, Na
   CHECK(search::bound<int32_t>(unsorted, sorter, 3, 4, false) == 3);
   CHECK(search::histc_bin<float>(3.0f, 1.0f, 3.0f, 4) == 3);  // the max edge is the last bin's
   CHECK(search::histc_bin<float>(0.5f, 1.0f, 3.0f, 4) == -1);
-  CHECK(search::histc_bin<float>(NAN, 1.0f, 3.0f, 4) == -1);
+  CHECK(search::histc_bin<float>(NAN, 1.0f, 3.0f, 4) == 0);  // PyTorch 1.13 CPU counts NaN in the first bin
   CHECK(search::histc_bin<double>(2.0, 1.0, 3.0, 4) == 2);
 }
 
@@ -147,7 +148,7 @@ TEST_CASE("searchsorted: argument errors with PyTorch's messages") {
       [&] {
         searchsorted(from_vector<bool>({false, true}, {2}), floats({1}));
       },
-      "searchsorted", "sorted_sequence", "bool");
+      "searchsorted.Tensor", "sorted_sequence", "bool");
 }
 
 TEST_CASE("searchsorted: long sequences against std::lower_bound/upper_bound, 1 and 2 threads") {
@@ -192,11 +193,12 @@ TEST_CASE("bucketize: tensor and scalar forms, right, errors") {
                            "but got dim(0)");
 }
 
-TEST_CASE("histc: range from the data, edges, NaN, empty, dtypes") {
+TEST_CASE("histc: range from the data, edges, NaN (the first bin, as PyTorch 1.13 CPU), empty, dtypes") {
   expect_values(histc(floats({0, 1, 2, 3, 4}), 4, 1, 3), {4}, {1, 0, 1, 1});  // outside ignored, max in the last bin
   expect_values(histc(floats({1, 1, 1}), 4), {4}, {0, 0, 3, 0});              // equal extremes: [min - 1, max + 1]
   expect_values(histc(floats({1, 2, 3, 4}), 2, 1, 1), {2}, {2, 2});           // min == max: the data's range
-  expect_values(histc(floats({0.5f, 1.5f, 2.5f, 3, NAN, -1}), 3, 0, 3), {3}, {2, 1, 2});
+  expect_values(histc(floats({0.5f, 1.5f, 2.5f, 3, NAN, -1}), 3, 0, 3), {3}, {2, 1, 2});  // NaN: the first bin
+  expect_values(histc(floats({NAN, NAN, 1.5f}), 3, 0, 3), {3}, {2, 1, 0});
   expect_values(histc(floats({}), 4), {4}, {0, 0, 0, 0});
   Tensor h = histc(from_vector<double>({1, 2, 3}, {3}), 4);
   CHECK(h.dtype() == DType::Float64);
@@ -279,8 +281,8 @@ TEST_CASE("bincount: errors with PyTorch's messages") {
       "bincount", "weights", "weights should be 1-d and have the same length as input");
   expect_error<DTypeError>([&] { bincount(floats({1})); }, "bincount", "self", "float32");
   // the structured kernel checks every value before writing
-  expect_error<IndexError>([&] { _bincount(longs({0, 5}), Tensor(), 3); }, "_bincount", "self", "out of range");
-  expect_error<IndexError>([&] { _bincount(longs({0, -1}), floats({1, 1}), 3); }, "_bincount", "self", "out of range");
+  expect_error<IndexError>([&] { _bincount(longs({0, 5}), 3); }, "_bincount", "self", "out of range");
+  expect_error<IndexError>([&] { _bincount(longs({0, -1}), 3, floats({1, 1})); }, "_bincount", "self", "out of range");
 }
 
 TEST_CASE("bincount: many values against a plain count, the same at 1 and 2 threads") {

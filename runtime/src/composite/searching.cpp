@@ -6,8 +6,7 @@
 #include "kiln/core.h"
 #include "kiln/gen/api/_bincount.h"
 #include "kiln/gen/api/bucketize.h"
-#include "kiln/gen/api/max.h"
-#include "kiln/gen/api/min.h"
+#include "kiln/gen/api/aminmax.h"
 #include "kiln/gen/api/searchsorted.h"
 #include "kiln/pointwise.h"
 
@@ -38,16 +37,19 @@ Tensor bincount(const Tensor& self, const Tensor& weights, int64_t minlength) {
   KILN_CHECK(minlength >= 0, ValueError, "bincount", "minlength", "minlength should be >= 0");
   // PyTorch 1.13 answers an empty input with int64 zeros, weights or not.
   if (self.dim() == 1 && self.numel() == 0) return kiln::zeros({minlength}, TensorOptions(DType::Int64, self.device()));
-  KILN_CHECK(self.dim() == 1 && kiln::min(self).cpu().item<int64_t>() >= 0, ValueError, "bincount", "self",
+  KILN_CHECK(self.dim() == 1, ValueError, "bincount", "self",
+             "bincount only supports 1-d non-negative integral inputs.");
+  const auto [lo, hi] = kiln::aminmax(self);  // one pass over the values for both extremes
+  KILN_CHECK(lo.cpu().item<int64_t>() >= 0, ValueError, "bincount", "self",
              "bincount only supports 1-d non-negative integral inputs.");
   KILN_CHECK(!weights.defined() || (weights.dim() == 1 && weights.size(0) == self.size(0)), ShapeError, "bincount",
              "weights", "weights should be 1-d and have the same length as input");
-  const int64_t length = std::max(minlength, kiln::max(self).cpu().item<int64_t>() + 1);
+  const int64_t length = std::max(minlength, hi.cpu().item<int64_t>() + 1);
   // Float weights sum in float32, any other dtype in float64 (PyTorch's rule).
   const Tensor w = !weights.defined() || weights.dtype() == DType::Float32 || weights.dtype() == DType::Float64
                        ? weights
                        : weights.to(DType::Float64);
-  return kiln::_bincount(self, w, length);
+  return kiln::_bincount(self, length, w);
 }
 
 }  // namespace kiln::composite

@@ -111,7 +111,7 @@ HistcPlan histc(const char* op, const TensorBase& self, int64_t bins, const Scal
   return plan;
 }
 
-BincountPlan bincount(const char* op, const TensorBase& self, const TensorBase& weights, int64_t length) {
+BincountPlan bincount(const char* op, const TensorBase& self, int64_t length, const TensorBase& weights) {
   KILN_CHECK(self.dim() == 1, ShapeError, op, "self", "bincount only supports 1-d non-negative integral inputs.");
   KILN_CHECK(length >= 0, ValueError, op, "length", "length should be >= 0, got ", length);
   BincountPlan plan;

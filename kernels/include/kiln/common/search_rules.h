@@ -29,11 +29,15 @@ KILN_HOST_DEVICE KILN_INLINE int64_t bound(const T* row, const int64_t* sorter, 
 
 // histc's bin of x for the range [lo, hi] split into `bins` (PyTorch's linear interpolation, in
 // T's own arithmetic: each step rounds to T, and bins is converted to T first), or -1 when x is
-// outside the range or NaN. The right edge belongs to the last bin.
+// outside the range. The right edge belongs to the last bin. NaN is not outside the range in
+// PyTorch 1.13's CPU test (x < lo || hi < x) and lands in the first bin there (its bin index,
+// NaN cast to int64, wraps to bin 0 when scaled by the element size), so kiln counts it there,
+// on CUDA too (PyTorch's CUDA kernel skips it).
 template <typename M, typename T>
 KILN_HOST_DEVICE KILN_INLINE int64_t histc_bin(T x, T lo, T hi, int64_t bins) {
   const M xm = M(x), lm = M(lo), hm = M(hi);
-  if (!(xm >= lm && xm <= hm)) return -1;
+  if (xm != xm) return 0;
+  if (xm < lm || hm < xm) return -1;
   const M offset = M(T(xm - lm));
   const M scaled = M(T(offset * M(T(M(bins)))));
   const M width = M(T(hm - lm));

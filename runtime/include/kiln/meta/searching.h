@@ -53,7 +53,7 @@ struct BincountPlan {
   int64_t length = 0;
 };
 
-BincountPlan bincount(const char* op, const TensorBase& self, const TensorBase& weights, int64_t length);
+BincountPlan bincount(const char* op, const TensorBase& self, int64_t length, const TensorBase& weights);
 
 }  // namespace kiln::meta
 #endif  // KILN_RUNTIME_INCLUDE_KILN_META_SEARCHING_H_
