@@ -82,6 +82,13 @@ META_FAMILIES = {
     "nonzero_sized": dict(custom=True, plan="MaskPlan", dense_inputs=True, inplace=False, results=["self"]),
     "masked_select_sized": dict(custom=True, plan="MaskPlan", dense_inputs=True, inplace=False, results=["self"]),
     "masked_scatter": dict(custom=True, plan="MaskPlan", dense_inputs=True, inplace=True, results=["self"]),
+    # searching and histograms (kiln/meta/searching.h): searchsorted/bucketize search rows of a
+    # sorted sequence (int64 or int32 results), histc counts into bins (self's dtype), _bincount
+    # into a length the composite bincount read from the data (int64, or the weights' dtype)
+    "searchsorted": dict(custom=True, plan="SearchPlan", dense_inputs=True, inplace=False, results=["self"]),
+    "bucketize": dict(custom=True, plan="SearchPlan", dense_inputs=True, inplace=False, results=["self"]),
+    "histc": dict(custom=True, plan="HistcPlan", dense_inputs=True, inplace=False, results=["self"]),
+    "bincount": dict(custom=True, plan="BincountPlan", dense_inputs=True, inplace=False, results=["self"]),
     # shape copies (kiln/meta/shape_build.h): flip reverses dims, triangle keeps tril's or
     # triu's part of each matrix (in place too); both copy bytes, so every dtype shares one kernel
     "flip": dict(custom=True, plan="FlipPlan", dense_inputs=True, inplace=False, results=["self"]),

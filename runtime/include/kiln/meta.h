@@ -12,6 +12,7 @@
 #include "kiln/meta/matmul.h"
 #include "kiln/meta/nll_loss.h"
 #include "kiln/meta/reduction.h"
+#include "kiln/meta/searching.h"
 #include "kiln/meta/shape_build.h"
 #include "kiln/meta/sorting.h"
 #endif  // KILN_RUNTIME_INCLUDE_KILN_META_H_

@@ -1,0 +1,106 @@
+// searchsorted and bucketize on CPU (plan in kiln/meta/searching.h). Both inputs are compared
+// in the plan's promoted dtype. Values are searched eight at a time in lockstep: the probes of
+// eight independent binary searches overlap their cache misses, which a search one value at a
+// time cannot (the sequence is usually larger than L1). Every value's probes are PyTorch's
+// (kiln/common/search_rules.h), so the result is PyTorch's, NaN included. Threads split the values.
+#include "kernel_utils.h"
+#include "kiln/common/search_rules.h"
+#include "kiln/cpu/parallel.h"
+#include "kiln/gen/kernels/cpu/bucketize.h"
+#include "kiln/gen/kernels/cpu/searchsorted.h"
+
+namespace kiln::cpu {
+namespace {
+
+constexpr int kLanes = 8;
+
+// Probes a search of n places needs at most: each one at least halves the interval.
+int probes_for(int64_t n) { return n > 0 ? 64 - __builtin_clzll(uint64_t(n)) : 0; }
+
+TensorBase as_dtype(const TensorBase& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  TensorBase c = kiln::detail::empty_dense(t.sizes(), dtype, t.device());
+  c.copy_(t);
+  return c;
+}
+
+// Values [b, e) of one row, written as R (int32 or int64).
+template <typename T, typename R>
+void search_values(const T* row, const int64_t* sorter, int64_t n, const T* vals, R* out, int64_t b, int64_t e,
+                   bool right) {
+  using M = opmath_t<T>;
+  const int steps = probes_for(n);
+  int64_t i = b;
+  for (; i + kLanes <= e; i += kLanes) {
+    int64_t start[kLanes], end[kLanes];
+    M v[kLanes];
+    for (int l = 0; l < kLanes; ++l) start[l] = 0, end[l] = n, v[l] = M(vals[i + l]);
+    for (int s = 0; s < steps; ++s) {
+      for (int l = 0; l < kLanes; ++l) {
+        const bool live = start[l] < end[l];
+        const int64_t mid = start[l] + ((end[l] - start[l]) >> 1);
+        const int64_t at = live ? mid : 0;  // a finished lane reads a harmless place
+        const M m = M(sorter ? row[sorter[at]] : row[at]);
+        const bool go_right = right ? !(m > v[l]) : !(m >= v[l]);
+        start[l] = live && go_right ? mid + 1 : start[l];
+        end[l] = live && !go_right ? mid : end[l];
+      }
+    }
+    for (int l = 0; l < kLanes; ++l) out[i + l] = R(start[l]);
+  }
+  for (; i < e; ++i) out[i] = R(search::bound<M>(row, sorter, n, M(vals[i]), right));
+}
+
+// Every sorter index must name a place of its row (PyTorch reads out of bounds instead).
+void check_sorter(const meta::SearchPlan& plan, const int64_t* sorter) {
+  const int64_t total = plan.rows * plan.row_len;
+  for (int64_t k = 0; k < total; ++k)
+    KILN_CHECK(sorter[k] >= 0 && sorter[k] < plan.row_len, IndexError, "searchsorted", "sorter", "sorter index ",
+               sorter[k], " is out of range for boundaries of size ", plan.row_len);
+}
+
+void search(const meta::SearchPlan& plan, const TensorBase& out, const TensorBase& seq, const TensorBase& values,
+            const TensorBase& sorter) {
+  const int64_t* sort = sorter.defined() ? static_cast<const int64_t*>(sorter.data_ptr()) : nullptr;
+  if (sort) check_sorter(plan, sort);
+  const int64_t total = plan.rows * plan.per_row;
+  if (total == 0) return;
+  const TensorBase s = as_dtype(seq, plan.compare_dtype), v = as_dtype(values, plan.compare_dtype);
+  visit_dtype(plan.compare_dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool> || is_complex_v<T>) {
+      KILN_FAIL(DTypeError, "searchsorted", "self", "not implemented for ", dtype_name(plan.compare_dtype));
+    } else {
+      const T* bd = static_cast<const T*>(s.data_ptr());
+      const T* x = static_cast<const T*>(v.data_ptr());
+      const int64_t n = plan.row_len, per_row = plan.per_row;
+      const int64_t work = probes_for(n) + 1;
+      auto run = [&](auto* res) {
+        kiln::detail::parallel_items(total, work, [&](int64_t b, int64_t e) {
+          while (b < e) {  // the part of [b, e) in one row
+            const int64_t r = b / per_row, row_end = std::min(e, (r + 1) * per_row);
+            search_values(bd + r * n, sort ? sort + r * n : nullptr, n, x, res, b, row_end, plan.right);
+            b = row_end;
+          }
+        });
+      };
+      if (plan.dtype == DType::Int32) run(static_cast<int32_t*>(out.data_ptr()));
+      else run(static_cast<int64_t*>(out.data_ptr()));
+    }
+  });
+}
+
+}  // namespace
+
+void searchsorted(const meta::SearchPlan& plan, const TensorBase& out, const TensorBase& sorted_sequence,
+                  const TensorBase& self, const TensorBase& sorter, bool /*out_int32*/, bool /*right*/,
+                  std::optional<std::string_view> /*side*/) {
+  search(plan, out, sorted_sequence, self, sorter);
+}
+
+void bucketize(const meta::SearchPlan& plan, const TensorBase& out, const TensorBase& self,
+               const TensorBase& boundaries, bool /*out_int32*/, bool /*right*/) {
+  search(plan, out, boundaries, self, TensorBase());
+}
+
+}  // namespace kiln::cpu

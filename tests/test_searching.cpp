@@ -1,0 +1,300 @@
+// The search and histogram ops beyond what the generated samples reach: NaN, empty inputs,
+// right/side, sorter, out_int32, mixed dtypes, N-D sequences, bins edges, typed errors naming
+// the op and the argument, out= variants, non-contiguous inputs, long inputs against a plain
+// loop and independence of the thread count. Values with NaN, bins edges and bincount's dtypes
+// are PyTorch 1.13's on the same inputs.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+#include "kernels/include/kiln/common/search_rules.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/_bincount.h"
+#include "kiln/gen/api/bincount.h"
+#include "kiln/gen/api/bucketize.h"
+#include "kiln/gen/api/histc.h"
+#include "kiln/gen/api/searchsorted.h"
+#include "kiln/threads.h"
+#include "support/test_helpers.h"
+
+using namespace kiln;
+using kiln::testing::expect_values;
+using kiln::testing::has;
+
+namespace {
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<int64_t> ints(const Tensor& t) { return t.to_vector<int64_t>(); }
+
+// The kind, op and argument of the error f() raises.
+template <typename E, typename Fn>
+void expect_error(Fn&& f, const char* op, const char* arg, const char* text) {
+  try {
+    f();
+    FAIL("expected an exception");
+  } catch (const E& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(e.op() == op);
+    CHECK(e.arg() == arg);
+    CHECK(has(e.what(), text));
+  }
+}
+
+Tensor longs(std::vector<int64_t> v) { return from_vector<int64_t>(v, {int64_t(v.size())}); }
+Tensor floats(std::vector<float> v) { return from_vector<float>(v, {int64_t(v.size())}); }
+
+}  // namespace
+
+TEST_CASE("search rules: PyTorch's probes on the host (NaN values at the end, NaN in the sequence)") {
+  const float seq[] = {1, 2, 2, 3, NAN};
+  CHECK(search::bound<float>(seq, nullptr, 5, 2.0f, false) == 1);
+  CHECK(search::bound<float>(seq, nullptr, 5, 2.0f, true) == 5);  // the NaN at the end sends it right
+  CHECK(search::bound<float>(seq, nullptr, 5, NAN, false) == 5);
+  CHECK(search::bound<float>(seq, nullptr, 0, 2.0f, false) == 0);
+  const int64_t sorter[] = {1, 2, 0};
+  const int32_t unsorted[] = {3, 1, 2};
+  CHECK(search::bound<int32_t>(unsorted, sorter, 3, 2, false) == 1);
+  CHECK(search::bound<int32_t>(unsorted, sorter, 3, 4, false) == 3);
+  CHECK(search::histc_bin<float>(3.0f, 1.0f, 3.0f, 4) == 3);  // the max edge is the last bin's
+  CHECK(search::histc_bin<float>(0.5f, 1.0f, 3.0f, 4) == -1);
+  CHECK(search::histc_bin<float>(NAN, 1.0f, 3.0f, 4) == 0);  // PyTorch 1.13 CPU counts NaN in the first bin
+  CHECK(search::histc_bin<double>(2.0, 1.0, 3.0, 4) == 2);
+}
+
+TEST_CASE("searchsorted: NaN, right and side, out_int32, the scalar form") {
+  Tensor s = floats({1, 2, 2, 3, NAN});
+  Tensor v = floats({NAN, 2, 0, 5, 3});
+  CHECK(ints(searchsorted(s, v)) == std::vector<int64_t>{5, 1, 0, 5, 5});  // PyTorch 1.13's answers
+  CHECK(ints(searchsorted(s, v, false, true)) == std::vector<int64_t>{5, 5, 0, 5, 5});
+  CHECK(ints(searchsorted(s, v, false, false, "right")) == std::vector<int64_t>{5, 5, 0, 5, 5});
+  CHECK(ints(searchsorted(s, v, false, true, "right")) == std::vector<int64_t>{5, 5, 0, 5, 5});
+  Tensor i32 = searchsorted(s, v, /*out_int32=*/true);
+  CHECK(i32.dtype() == DType::Int32);
+  CHECK(ints(i32) == std::vector<int64_t>{5, 1, 0, 5, 5});
+  Tensor one = searchsorted(floats({1, 2, 3}), Scalar(2), false, false, "right");
+  CHECK(one.dim() == 0);
+  CHECK(one.item<int64_t>() == 2);
+  CHECK(searchsorted(floats({1, 2, 3}), Scalar(2)).item<int64_t>() == 1);
+}
+
+TEST_CASE("searchsorted: N-D rows, mixed dtypes, empty inputs, non-contiguous values, out=") {
+  Tensor s = from_vector<int64_t>({1, 3, 5, 2, 4, 6}, {2, 3});
+  Tensor v = from_vector<int64_t>({0, 3, 6, 2, 5, 7}, {2, 3});
+  expect_values(searchsorted(s, v), {2, 3}, {0, 1, 3, 0, 2, 3});
+  expect_values(searchsorted(s, v, false, true), {2, 3}, {0, 2, 3, 1, 2, 3});
+  // int64 sequence, float values: compared in float32 (PyTorch promotes both)
+  CHECK(ints(searchsorted(longs({1, 2, 3}), floats({1.5f, 2.5f, 3.0f}))) == std::vector<int64_t>{1, 2, 2});
+  CHECK(ints(searchsorted(from_vector<int64_t>({}, {0}), longs({1, 4}))) == std::vector<int64_t>{0, 0});
+  Tensor none = searchsorted(longs({1, 2}), from_vector<int64_t>({}, {0}));
+  CHECK(none.numel() == 0);
+  CHECK(none.dtype() == DType::Int64);
+  // values as a transposed view: the same answers as their contiguous copy
+  Tensor base = from_vector<float>({0.5f, 4, 2, 9, 1, 3}, {2, 3});
+  Tensor seq = floats({0, 1, 2, 3, 5, 8});
+  CHECK(ints(searchsorted(seq, base.t())) == ints(searchsorted(seq, base.t().contiguous())));
+  Tensor out = empty({0}, DType::Int64);
+  searchsorted_out(out, seq, floats({2.5f, 8, 9}));
+  CHECK(ints(out) == std::vector<int64_t>{3, 5, 6});
+}
+
+TEST_CASE("searchsorted: sorter") {
+  Tensor s = longs({3, 1, 2});
+  CHECK(ints(searchsorted(s, longs({1, 4}), false, false, std::nullopt, longs({1, 2, 0}))) ==
+        std::vector<int64_t>{0, 3});
+  CHECK(ints(searchsorted(s, longs({2}), false, true, std::nullopt, longs({1, 2, 0}))) == std::vector<int64_t>{2});
+  expect_error<ShapeError>(
+      [&] {
+        searchsorted(s, longs({1}), false, false, std::nullopt, longs({1, 2}));
+      },
+      "searchsorted", "sorter", "boundary and sorter must have the same size");
+  expect_error<DTypeError>(
+      [&] {
+        searchsorted(s, longs({1}), false, false, std::nullopt, from_vector<int32_t>({1, 2, 0}, {3}));
+      },
+      "searchsorted", "sorter", "sorter must be a tensor of long dtype but got dtype");
+  // PyTorch reads out of bounds here; kiln refuses
+  expect_error<IndexError>(
+      [&] {
+        searchsorted(s, longs({1}), false, false, std::nullopt, longs({1, 2, 5}));
+      },
+      "searchsorted", "sorter", "out of range");
+}
+
+TEST_CASE("searchsorted: argument errors with PyTorch's messages") {
+  Tensor s = floats({1, 2, 3});
+  expect_error<ValueError>([&] { searchsorted(s, floats({1}), false, false, "foo"); }, "searchsorted", "side",
+                           "side can only be 'left' or 'right' but got foo");
+  expect_error<ValueError>([&] { searchsorted(s, floats({1}), false, true, "left"); }, "searchsorted", "right",
+                           "side and right can't be set to opposites, got side of left while right was True");
+  expect_error<ShapeError>([&] { searchsorted(from_vector<float>({2}, {}), floats({1})); }, "searchsorted",
+                           "sorted_sequence", "boundaries tensor should have positive dimension");
+  expect_error<ShapeError>(
+      [&] {
+        searchsorted(from_vector<float>({1, 2, 3, 4}, {2, 2}), from_vector<float>({1, 2, 3}, {3, 1}));
+      },
+      "searchsorted", "sorted_sequence", "first N-1 dimensions of boundaries tensor and input value tensor must match");
+  expect_error<ShapeError>(
+      [&] {
+        searchsorted(from_vector<float>({1, 2, 3, 4}, {2, 2}), Scalar(1));
+      },
+      "searchsorted", "self", "input value can be a scalar only when boundaries tensor dimension is 1");
+  expect_error<DTypeError>([&] { searchsorted(s, from_vector<bool>({true}, {1})); }, "searchsorted", "self",
+                           "not implemented for");
+  expect_error<DTypeError>(
+      [&] {
+        searchsorted(from_vector<bool>({false, true}, {2}), floats({1}));
+      },
+      "searchsorted.Tensor", "sorted_sequence", "bool");
+}
+
+TEST_CASE("searchsorted: long sequences against std::lower_bound/upper_bound, 1 and 2 threads") {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-100, 100);
+  std::vector<float> seq(20000), vals(7777);
+  for (auto& x : seq) x = std::round(u(rng));  // many duplicates
+  std::sort(seq.begin(), seq.end());
+  for (auto& x : vals) x = std::round(u(rng) * 1.1f);
+  Tensor s = floats(seq), v = floats(vals);
+  const int before = kiln::get_num_threads();
+  for (int threads : {1, 2}) {
+    kiln::set_num_threads(threads);
+    const std::vector<int64_t> left = ints(searchsorted(s, v)), right = ints(searchsorted(s, v, false, true));
+    int64_t wrong = 0;
+    for (size_t i = 0; i < vals.size(); ++i) {
+      wrong += left[i] != std::lower_bound(seq.begin(), seq.end(), vals[i]) - seq.begin();
+      wrong += right[i] != std::upper_bound(seq.begin(), seq.end(), vals[i]) - seq.begin();
+    }
+    CHECK(wrong == 0);
+  }
+  kiln::set_num_threads(before);
+}
+
+TEST_CASE("bucketize: tensor and scalar forms, right, errors") {
+  Tensor b = longs({1, 2});
+  expect_values(bucketize(from_vector<int64_t>({1, 5, 0, 2}, {2, 2}), b, false, true), {2, 2}, {1, 2, 0, 2});
+  CHECK(ints(bucketize(floats({NAN, 1}), floats({1, 2}))) == std::vector<int64_t>{2, 0});
+  Tensor three = bucketize(Scalar(3), b);
+  CHECK(three.dim() == 0);
+  CHECK(three.item<int64_t>() == 2);
+  CHECK(bucketize(floats({1.5f}), b, true).dtype() == DType::Int32);
+  Tensor out = empty({5}, DType::Int64);
+  bucketize_out(out, longs({0, 1, 2, 3}), b);
+  CHECK(ints(out) == std::vector<int64_t>{0, 0, 1, 2});
+  expect_error<ShapeError>(
+      [&] {
+        bucketize(longs({1}), from_vector<int64_t>({1, 2}, {1, 2}));
+      },
+      "bucketize", "boundaries", "boundaries tensor must be 1 dimension, but got dim(2)");
+  expect_error<ShapeError>([&] { bucketize(longs({1}), from_vector<int64_t>({2}, {})); }, "bucketize", "boundaries",
+                           "but got dim(0)");
+}
+
+TEST_CASE("histc: range from the data, edges, NaN (the first bin, as PyTorch 1.13 CPU), empty, dtypes") {
+  expect_values(histc(floats({0, 1, 2, 3, 4}), 4, 1, 3), {4}, {1, 0, 1, 1});  // outside ignored, max in the last bin
+  expect_values(histc(floats({1, 1, 1}), 4), {4}, {0, 0, 3, 0});              // equal extremes: [min - 1, max + 1]
+  expect_values(histc(floats({1, 2, 3, 4}), 2, 1, 1), {2}, {2, 2});           // min == max: the data's range
+  expect_values(histc(floats({0.5f, 1.5f, 2.5f, 3, NAN, -1}), 3, 0, 3), {3}, {2, 1, 2});  // NaN: the first bin
+  expect_values(histc(floats({NAN, NAN, 1.5f}), 3, 0, 3), {3}, {2, 1, 0});
+  expect_values(histc(floats({}), 4), {4}, {0, 0, 0, 0});
+  Tensor h = histc(from_vector<double>({1, 2, 3}, {3}), 4);
+  CHECK(h.dtype() == DType::Float64);
+  expect_values(h, {4}, {1, 0, 1, 1});
+  Tensor hb = histc(floats({1, 2, 3}).to(DType::BFloat16), 3);
+  CHECK(hb.dtype() == DType::BFloat16);
+  expect_values(hb, {3}, {1, 1, 1});
+  // non-contiguous input
+  Tensor m = from_vector<float>({0, 1, 2, 3, 4, 5}, {2, 3});
+  expect_values(histc(m.t(), 3, 0, 6), {3}, {2, 2, 2});
+  Tensor out = empty({1}, DType::Float32);
+  histc_out(out, floats({0, 1, 2, 3}), 2);
+  expect_values(out, {2}, {2, 2});
+}
+
+TEST_CASE("histc: errors with PyTorch's messages") {
+  Tensor x = floats({1, 2, 3});
+  expect_error<ValueError>([&] { histc(x, 0); }, "histc", "bins", "bins must be > 0, but got 0");
+  expect_error<ValueError>([&] { histc(x, 4, 3, 1); }, "histc", "max", "torch.histc: max must be larger than min");
+  expect_error<ValueError>([&] { histc(x, 4, 0, INFINITY); }, "histc", "max", "is not finite");
+  expect_error<ValueError>([&] { histc(floats({1, 2, NAN}), 4); }, "histc", "self", "is not finite");
+  expect_error<ValueError>([&] { histc(floats({1, INFINITY}), 4); }, "histc", "self", "is not finite");
+  expect_error<DTypeError>([&] { histc(longs({1, 2}), 4); }, "histc", "self", "int64");
+}
+
+TEST_CASE("histc: many elements against a plain count, the same at 1 and 2 threads") {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  std::vector<float> data(300000);
+  for (auto& x : data) x = normal(rng);
+  std::vector<double> want(50, 0);
+  for (float x : data)
+    if (x >= -2.0f && x <= 2.0f) want[size_t(std::min<int64_t>(int64_t((x + 2.0f) * 50.0f / 4.0f), 49))] += 1;
+  Tensor t = floats(data);
+  const int before = kiln::get_num_threads();
+  kiln::set_num_threads(1);
+  Tensor one = histc(t, 50, -2, 2);
+  kiln::set_num_threads(2);
+  Tensor two = histc(t, 50, -2, 2);
+  kiln::set_num_threads(before);
+  expect_values(one, {50}, want, 0);
+  CHECK(one.to_vector<float>() == two.to_vector<float>());
+}
+
+TEST_CASE("bincount: counts, minlength, weights' dtypes, empty input, int dtypes") {
+  CHECK(ints(bincount(longs({0, 1, 1, 3}))) == std::vector<int64_t>{1, 2, 0, 1});
+  CHECK(ints(bincount(longs({0, 1, 1, 3}), Tensor(), 6)) == std::vector<int64_t>{1, 2, 0, 1, 0, 0});
+  Tensor wf = bincount(from_vector<int8_t>({0, 1, 1, 3}, {4}), floats({0.5f, 0.25f, 0.25f, 2}), 6);
+  CHECK(wf.dtype() == DType::Float32);
+  expect_values(wf, {6}, {0.5, 0.5, 0, 2, 0, 0});
+  Tensor wi = bincount(longs({0, 1, 1, 3}), longs({1, 2, 3, 4}), 2);
+  CHECK(wi.dtype() == DType::Float64);  // integer weights sum in float64
+  expect_values(wi, {4}, {1, 5, 0, 4});
+  Tensor e = bincount(from_vector<int64_t>({}, {0}), floats({}), 3);
+  CHECK(e.dtype() == DType::Int64);  // PyTorch 1.13: an empty input gives int64 zeros, weights or not
+  CHECK(ints(e) == std::vector<int64_t>{0, 0, 0});
+  CHECK(bincount(from_vector<int64_t>({}, {0})).numel() == 0);
+  CHECK(ints(bincount(from_vector<uint8_t>({2, 2, 0}, {3}))) == std::vector<int64_t>{1, 0, 2});
+  Tensor strided = from_vector<int32_t>({4, 9, 4, 9, 1, 9}, {3, 2}).select(1, 0);
+  CHECK(ints(bincount(strided)) == std::vector<int64_t>{0, 1, 0, 0, 2});
+}
+
+TEST_CASE("bincount: errors with PyTorch's messages") {
+  expect_error<ValueError>(
+      [&] {
+        bincount(longs({-1, 2}));
+      },
+      "bincount", "self", "bincount only supports 1-d non-negative integral inputs.");
+  expect_error<ValueError>(
+      [&] {
+        bincount(from_vector<int64_t>({1, 2}, {1, 2}));
+      },
+      "bincount", "self", "bincount only supports 1-d non-negative integral inputs.");
+  expect_error<ValueError>([&] { bincount(longs({1}), Tensor(), -1); }, "bincount", "minlength",
+                           "minlength should be >= 0");
+  expect_error<ShapeError>(
+      [&] {
+        bincount(longs({1, 2}), floats({1}));
+      },
+      "bincount", "weights", "weights should be 1-d and have the same length as input");
+  expect_error<DTypeError>([&] { bincount(floats({1})); }, "bincount", "self", "float32");
+  // the structured kernel checks every value before writing
+  expect_error<IndexError>([&] { _bincount(longs({0, 5}), 3); }, "_bincount", "self", "out of range");
+  expect_error<IndexError>([&] { _bincount(longs({0, -1}), 3, floats({1, 1})); }, "_bincount", "self", "out of range");
+}
+
+TEST_CASE("bincount: many values against a plain count, the same at 1 and 2 threads") {
+  std::mt19937 rng(3);
+  std::vector<int64_t> data(200000);
+  std::vector<int64_t> want(1000, 0);
+  for (auto& x : data) ++want[size_t(x = int64_t(rng() % 1000))];
+  Tensor t = longs(data);
+  const int before = kiln::get_num_threads();
+  kiln::set_num_threads(1);
+  CHECK(ints(bincount(t)) == want);
+  kiln::set_num_threads(2);
+  CHECK(ints(bincount(t)) == want);
+  kiln::set_num_threads(before);
+}
