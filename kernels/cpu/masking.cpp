@@ -53,12 +53,23 @@ void nonzero_rows(const T* x, int64_t b, int64_t e, IntArrayRef sizes, int64_t* 
     rest /= sizes[size_t(d)];
   }
   const int64_t last = sizes[size_t(nd - 1)];
+  // rows are staged kStage at a time and written whether or not the element is nonzero, the
+  // cursor advancing only past nonzero ones: no branch to mispredict on random data
+  constexpr int64_t kStage = 256;
+  std::vector<int64_t> stage(size_t(kStage * nd));
   for (int64_t i = b; i < e;) {
     const int64_t run = std::min(e - i, last - c[size_t(nd - 1)]);
-    for (int64_t j = 0; j < run; ++j) {
-      if (!truthy(x[i + j])) continue;
-      for (int64_t d = 0; d + 1 < nd; ++d) *out++ = c[size_t(d)];
-      *out++ = c[size_t(nd - 1)] + j;
+    for (int64_t j0 = 0; j0 < run; j0 += kStage) {
+      const int64_t m = std::min(kStage, run - j0);
+      int64_t* row = stage.data();
+      for (int64_t j = j0; j < j0 + m; ++j) {
+        for (int64_t d = 0; d + 1 < nd; ++d) row[d] = c[size_t(d)];
+        row[nd - 1] = c[size_t(nd - 1)] + j;
+        row += truthy(x[i + j]) ? nd : 0;
+      }
+      const int64_t written = row - stage.data();
+      std::copy(stage.data(), row, out);
+      out += written;
     }
     i += run;
     c[size_t(nd - 1)] += run;
@@ -105,8 +116,19 @@ void masked_select_sized(const meta::MaskPlan& plan, const TensorBase& out, cons
     const E* x = static_cast<const E*>(self.data_ptr());
     E* o = static_cast<E*>(out.data_ptr());
     fill_blocks(n, offsets, [&](int64_t b, int64_t e, int64_t at) {
-      for (int64_t i = b; i < e; ++i)
-        if (m[i]) o[at++] = x[i];
+      // staged and branch-free, as nonzero's rows
+      constexpr int64_t kStage = 256;
+      E stage[kStage];
+      for (int64_t i0 = b; i0 < e; i0 += kStage) {
+        const int64_t len = std::min(kStage, e - i0);
+        int64_t k = 0;
+        for (int64_t i = i0; i < i0 + len; ++i) {
+          stage[k] = x[i];
+          k += m[i] != 0;
+        }
+        std::copy(stage, stage + k, o + at);
+        at += k;
+      }
     });
   });
   (void)plan;
