@@ -17,6 +17,7 @@ std::vector<Case> sorting_cases();
 std::vector<Case> linalg_cases();
 std::vector<Case> training_cases();
 std::vector<Case> indexing_cases();
+std::vector<Case> unique_cases();
 
 }  // namespace kiln_bench
 #endif  // KILN_BENCH_CASES_H_
