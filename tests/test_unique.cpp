@@ -12,6 +12,7 @@
 #include "kiln/core.h"
 #include "support/test_helpers.h"
 #include "kiln/gen/api/_unique2.h"
+#include "kiln/gen/api/combinations.h"
 #include "kiln/gen/api/nanquantile.h"
 #include "kiln/gen/api/quantile.h"
 #include "kiln/gen/api/repeat_interleave.h"
@@ -234,4 +235,19 @@ TEST_CASE("repeat_interleave with tensor repeats: typed errors") {
   CHECK(has(error_text<ShapeError>([&] { repeat_interleave(ones({3}), i64({1, 2}, {2}), 0); }), "same size"));
   CHECK(has(error_text<ShapeError>([&] { repeat_interleave(ones({3}), i64({1}, {1, 1}), 0); }), "0-dim or 1-dim"));
   CHECK(has(error_text<IndexError>([&] { repeat_interleave(scalar_tensor(1.0), i64({1}, {1}), 0); }), "no dimensions"));
+}
+
+TEST_CASE("combinations: PyTorch's order, with replacement, r = 0 and r > len, gradient, typed errors") {
+  Tensor x = i64({1, 2, 3, 4}, {4});
+  expect_values(combinations(x), {6, 2}, {1, 2, 1, 3, 1, 4, 2, 3, 2, 4, 3, 4});
+  Tensor w = combinations(x, 3, true);
+  CHECK(w.sizes().vec() == std::vector<int64_t>{20, 3});
+  expect_values(w.narrow(0, 0, 6), {6, 3}, {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 4, 1, 2, 2, 1, 2, 3});
+  CHECK(combinations(i64({1, 2}, {2}), 3).sizes().vec() == std::vector<int64_t>{0, 3});
+  expect_values(combinations(x, 0), {0}, {});
+  Tensor g = from_vector<double>({1, 2, 3}, {3}).requires_grad_();
+  combinations(g).sum().backward();
+  expect_values(g.grad(), {3}, {2, 2, 2});
+  CHECK(has(error_text<ShapeError>([&] { combinations(ones({2, 2})); }), "Expect a 1D vector, but got shape"));
+  CHECK(has(error_text<ValueError>([&] { combinations(x, -1); }), "non-negative number"));
 }
