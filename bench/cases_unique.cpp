@@ -1,6 +1,5 @@
 // Issue 15's data-dependent ops: unique of a long int64 line with many duplicates (with and
 // without inverse and counts), quantile along rows, and repeat_interleave with tensor repeats.
-// Every name carries "unique" so `--filter unique` runs the group.
 #include <ATen/ATen.h>
 #include <kiln/kiln.h>
 
@@ -35,7 +34,7 @@ std::vector<Case> unique_cases() {
   return {
       unique_case("unique 16M int64 in [0,1M) sorted", false),
       unique_case("unique 16M int64 in [0,1M) sorted, inverse and counts", true),
-      {"quantile (unique family) [4096,1024] float32 dim=1, 3 q", "sorting", 4.0 * 4096 * 1024, 0, "",
+      {"quantile [4096,1024] float32 dim=1, 3 q", "sorting", 4.0 * 4096 * 1024, 0, "",
        [] {
          Twin x = twin_randn({4096, 1024});
          kiln::Tensor qk = kiln::from_vector<float>({0.1f, 0.5f, 0.9f}, {3});
@@ -43,7 +42,7 @@ std::vector<Case> unique_cases() {
          return Prepared{[x, qk] { kiln::Tensor r = kiln::quantile(x.k, qk, 1); },
                          [x, qt] { at::Tensor r = at::quantile(x.t, qt, 1); }};
        }},
-      {"repeat_interleave (unique family) 4M float32, tensor repeats in [0,4)", "shape", 4.0 * 4 * (4 << 20), 0, "",
+      {"repeat_interleave 4M float32, tensor repeats in [0,4)", "shape", 4.0 * 4 * (4 << 20), 0, "",
        [] {
          Twin x = twin_randn({4 << 20}), r = twin_ints(4 << 20, 4);
          return Prepared{[x, r] { kiln::Tensor y = kiln::repeat_interleave(x.k, r.k); },

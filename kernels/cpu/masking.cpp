@@ -65,7 +65,7 @@ void nonzero_rows(const T* x, int64_t b, int64_t e, IntArrayRef sizes, int64_t* 
       for (int64_t j = j0; j < j0 + m; ++j) {
         for (int64_t d = 0; d + 1 < nd; ++d) row[d] = c[size_t(d)];
         row[nd - 1] = c[size_t(nd - 1)] + j;
-        row += truthy(x[i + j]) ? nd : 0;
+        row += nd * int64_t(truthy(x[i + j]));  // a multiply, not a branch
       }
       const int64_t written = row - stage.data();
       std::copy(stage.data(), row, out);
