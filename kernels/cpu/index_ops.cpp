@@ -61,6 +61,7 @@ void index_select(const meta::IndexPlan& plan, const TensorBase& out, const Tens
   const Indices idx = int64_indices(index);
   const int64_t S = plan.split.size, inner = plan.split.inner, n = plan.n;
   check_indices(idx.data, n, S, false, "index_select", plan.dim);
+  if (out.numel() == 0) return;  // self may be an empty view whose storage has no data to offset into
   visit_element_size(element_size(plan.dtype), [&](auto tag) {
     using E = decltype(tag);
     const E* x = static_cast<const E*>(self.data_ptr());
