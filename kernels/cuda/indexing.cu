@@ -18,6 +18,7 @@
 #include "kiln/common/element_bytes.h"
 #include "kiln/common/scatter_rules.h"
 #include "kiln/cuda/context.h"
+#include "for_each.cuh"
 #include "kiln/determinism.h"
 #include "kiln/gen/kernels/cuda/gather.h"
 #include "kiln/gen/kernels/cuda/index_add.h"
@@ -39,11 +40,6 @@ using meta::ScatterReduce;
 constexpr int kMaxDims = 16;
 
 // ---------------------------------------------------------------- launching and index checks
-template <typename F>
-__global__ void for_each_kernel(int64_t n, F f) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) f(i);
-}
-
 // Where threads record an index out of range: [flag, value].
 struct BadIndex {
   int64_t* at;
@@ -68,12 +64,7 @@ class Launch {
 
   template <typename F>
   void run(int64_t n, const F& f) const {
-    if (n <= 0) return;
-    const int threads = 256;
-    const int64_t blocks = std::max<int64_t>(
-        1, std::min<int64_t>((n + threads - 1) / threads, int64_t(detail::sm_count(device_.index)) * 16));
-    for_each_kernel<<<unsigned(blocks), threads, 0, stream_>>>(n, f);
-    KILN_CUDA_CHECK(cudaGetLastError(), op_, "kernel launch");
+    kiln::cuda::for_each(n, f, device_.index, stream_, op_);
   }
 
   // Raises IndexError for a recorded index (not inside a graph capture, which cannot sync).

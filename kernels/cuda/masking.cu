@@ -15,6 +15,7 @@
 #include "kiln/common/convert.h"
 #include "kiln/common/element_bytes.h"
 #include "kiln/cuda/context.h"
+#include "for_each.cuh"
 #include "kiln/gen/kernels/cuda/masked_scatter.h"
 #include "kiln/gen/kernels/cuda/masked_select_sized.h"
 #include "kiln/gen/kernels/cuda/nonzero_sized.h"
@@ -89,11 +90,6 @@ struct ScatterFn {
   }
 };
 
-template <typename F>
-__global__ void for_each_kernel(int64_t n, F f) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) f(i);
-}
-
 class MaskStream {
  public:
   MaskStream(const TensorBase& like, const char* op) : op_(op), device_(like.device()) {
@@ -104,12 +100,7 @@ class MaskStream {
   cudaStream_t get() const { return stream_; }
   template <typename F>
   void run(int64_t n, const F& f) const {
-    if (n <= 0) return;
-    const int threads = 256;
-    const int64_t blocks = std::max<int64_t>(
-        1, std::min<int64_t>((n + threads - 1) / threads, int64_t(detail::sm_count(device_.index)) * 16));
-    for_each_kernel<<<unsigned(blocks), threads, 0, stream_>>>(n, f);
-    KILN_CUDA_CHECK(cudaGetLastError(), op_, "kernel launch");
+    kiln::cuda::for_each(n, f, device_.index, stream_, op_);
   }
   TensorBase scratch(int64_t bytes) const {
     return kiln::detail::empty_dense({std::max<int64_t>(bytes, 1)}, TensorOptions(DType::UInt8, device_));
