@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <vector>
@@ -250,4 +251,12 @@ TEST_CASE("combinations: PyTorch's order, with replacement, r = 0 and r > len, g
   expect_values(g.grad(), {3}, {2, 2, 2});
   CHECK(has(error_text<ShapeError>([&] { combinations(ones({2, 2})); }), "Expect a 1D vector, but got shape"));
   CHECK(has(error_text<ValueError>([&] { combinations(x, -1); }), "non-negative number"));
+  // A huge r is counted before anything is allocated (a fuzz finding): none exist, or too many.
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  CHECK(combinations(x, huge).sizes().vec() == std::vector<int64_t>{0, huge});
+  CHECK(combinations(i64({}, {0}), 5, true).sizes().vec() == std::vector<int64_t>{0, 5});
+  CHECK(has(error_text<ValueError>([&] { combinations(x, huge, true); }), "too many combinations"));
+  CHECK(has(error_text<ValueError>([&] { combinations(i64({7}, {1}), int64_t(1) << 41, true); }),
+            "too many combinations"));
+  expect_values(combinations(i64({7}, {1}), 3, true), {1, 3}, {7, 7, 7});
 }
