@@ -13,6 +13,8 @@
 #include "kiln/gen/api/index_fill.h"
 #include "kiln/gen/api/index_select.h"
 #include "kiln/gen/api/put.h"
+#include "kiln/gen/api/real.h"
+#include "kiln/gen/api/all.h"
 #include "kiln/gen/api/scatter.h"
 #include "kiln/gen/api/scatter_add.h"
 #include "kiln/gen/api/scatter_reduce.h"
@@ -107,6 +109,38 @@ TEST_CASE("scatter_reduce: PyTorch's reductions, include_self, NaN and integer m
   expect_values(f.scatter_reduce(0, index, f32({4, 5, 6}, {3}), "amax", false), {3}, {5, 2, 6});
   expect_values(f.scatter_reduce(0, index, f32({4, 5, 6}, {3}), "prod"), {3}, {20, 2, 18});
   expect_values(f.scatter_reduce(0, index, f32({4, 5, 6}, {3}), "amin", false), {3}, {4, 2, 6});
+}
+
+TEST_CASE("scatter with reduce=: add and multiply, bool and complex, typed errors, backward raises as PyTorch's") {
+  const Tensor index = i64({0, 1, 2, 0, 1, 1, 0, 2}, {2, 4});
+  // PyTorch: torch.ones(3, 4, dtype=int64).scatter(0, index, 3, reduce="add")
+  expect_values(ones({3, 4}, kInt64).scatter(0, index, Scalar(3), "add"), {3, 4}, {4, 1, 4, 4, 4, 7, 1, 1, 1, 1, 4, 4});
+  Tensor src = arange(1, 9, 1, kFloat32).reshape({2, 4});
+  // PyTorch: torch.full((3, 4), 2.).scatter(0, index, src, reduce="multiply")
+  expect_values(full({3, 4}, 2.0).scatter(0, index, src, "multiply"), {3, 4}, {2, 2, 14, 8, 10, 24, 2, 2, 2, 2, 6, 16});
+  Tensor x = ones({3, 4});
+  x.scatter_(0, index, src, "add");
+  expect_values(x, {3, 4}, {2, 1, 8, 5, 6, 9, 1, 1, 1, 1, 4, 9});
+  // PyTorch: bool add is `or`; complex multiply: 1 * 2j * 2j = -4 where index meets twice
+  CHECK(ones({3, 4}, kBool).scatter(0, index, Scalar(true), "add").all().item<bool>());
+  Tensor c = ones({3, 4}, kComplex128).scatter(0, index, Scalar(kiln::complex<double>(0, 2)), "multiply");
+  CHECK(kiln::real(c).select(1, 1).select(0, 1).item<double>() == -4.0);
+  Tensor before = x.clone();
+  CHECK(has(error_text<ValueError>([&] { x.scatter_(0, index, src, "mean"); }),
+            "reduce argument must be either add or multiply"));
+  CHECK(has(error_text<IndexError>([&] { x.scatter_(0, i64({0, 3}, {1, 2}), 1.0, "add"); }), "out of bounds"));
+  CHECK(x.to_vector<float>() == before.to_vector<float>());
+  // No formula in PyTorch either: the result has history, and backward through it raises.
+  Tensor leaf = ones({3, 4}, kFloat64).requires_grad_();
+  Tensor y = leaf.scatter(0, index, 2.0, "multiply");
+  CHECK(y.requires_grad());
+  CHECK(has(error_text<NotImplementedError>([&] { y.sum().backward(); }),
+            "the derivative for 'scatter.value_reduce' is not implemented"));
+  Tensor s = src.to(kFloat64).requires_grad_();
+  CHECK(has(error_text<NotImplementedError>([&] {
+              zeros({3, 4}, kFloat64).scatter(0, index, s, "add").sum().backward();
+            }),
+            "scatter.reduce"));
 }
 
 TEST_CASE("indexing: the parallel CPU paths agree with a plain loop") {

@@ -333,3 +333,36 @@ TEST_CASE("matmul: every rank combination") {
   CHECK_THROWS_AS(matmul(scalar_tensor(1.0, TensorOptions(kFloat32)), v), ShapeError);
   CHECK_THROWS_AS(matmul(iota({2, 2, 3}), iota({3, 3, 2})), ShapeError);  // batch 2 vs 3
 }
+
+TEST_CASE("as_strided: storage-relative views, PyTorch's checks, gradients where places repeat") {
+  const Tensor x = iota({3, 4});
+  // PyTorch: x.t().as_strided((2, 2), (1, 2)) reads the storage, not the transposed values
+  expect_values(x.t().as_strided({2, 2}, {1, 2}), {2, 2}, {0, 2, 1, 3});
+  // the offset defaults to self's own (4 for x[1:]), and an explicit one is absolute
+  const Tensor rows = x.narrow(0, 1, 2);
+  expect_values(rows.as_strided({2}, {1}), {2}, {4, 5});
+  check_geometry(rows.as_strided({2}, {1}, 0), {2}, {1}, 0);
+  CHECK(x.as_strided({0, 3}, {1, 1}, 100).numel() == 0);  // an empty view needs no storage
+  // writes go through to the storage
+  Tensor z = zeros({6});
+  z.as_strided({2}, {3}, 1).fill_(7.0);
+  expect_values(z, {6}, {0, 7, 0, 0, 7, 0});
+  CHECK(has(error_text<ShapeError>([&] { x.as_strided({2, 2}, {1}); }), "mismatch in length of strides and shape"));
+  CHECK(has(error_text<ShapeError>([&] { x.as_strided({2}, {-1}); }), "Negative strides are not supported"));
+  CHECK(has(error_text<ValueError>([&] { x.as_strided({2}, {1}, -1); }), "invalid storage offset -1"));
+  CHECK(has(error_text<ShapeError>([&] {
+              x.as_strided({4, 4}, {4, 1});
+            }),
+            "requiring a storage size of 64 are out of bounds for storage of size 48"));
+  const int64_t big = int64_t(1) << 62;  // sizes and strides whose span wraps 64 bits
+  CHECK(has(error_text<ShapeError>([&] { x.as_strided({big, big}, {big, big}); }), "more than 2^63"));
+  // PyTorch: arange(6).as_strided((3, 2), (1, 1)) weighted by 1..6 -> grad [1, 5, 9, 6, 0, 0]
+  Tensor a = arange(6, TensorOptions(kFloat64)).requires_grad_();
+  (a.as_strided({3, 2}, {1, 1}) * arange(1, 7, 1, TensorOptions(kFloat64)).reshape({3, 2})).sum().backward();
+  expect_values(a.grad(), {6}, {1, 5, 9, 6, 0, 0});
+  // self's own elements share places (an expanded input): each gets an equal share, as PyTorch's
+  Tensor b = arange(3, TensorOptions(kFloat64)).requires_grad_();
+  Tensor e = b.unsqueeze(1).expand({3, 2});
+  (e.as_strided({2, 2}, {1, 0}) * from_vector<double>({1, 2, 3, 4}, {2, 2})).sum().backward();
+  expect_values(b.grad(), {3}, {3, 7, 0});
+}

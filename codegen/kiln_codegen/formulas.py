@@ -97,7 +97,7 @@ def check_registry(registry, formula_lines, root, errors):
     math = _math_functions(root)
     for op in registry.ops:
         locals_ = local_names(op)
-        for inp, formula in op.derivatives.items():
+        for inp, formula in (() if op.derivative_not_implemented else op.derivatives.items()):
             # a joint formula learns which of its inputs need a gradient
             formula_locals = locals_ | ({"grad_input_mask"} if "," in inp else set())
             line = formula_lines.get((op.full_name, inp), op.line)

@@ -23,13 +23,14 @@ FAMILIES = ["pointwise", "activation", "comparison", "logical", "bitwise", "redu
             "view", "shape", "nn", "loss", "factory", "random", "amp", "sorting"]
 PROMOTIONS = ["default", "int_to_float", "bool_result", "complex_to_real", "self"]
 KINDS = ["pointwise", "kernel", "composite"]
+NOT_IMPLEMENTED = "not_implemented"  # `derivatives: not_implemented` (see Op.derivative_not_implemented)
 VARIANTS = ["function", "method", "inplace", "out"]
 OP_KEYS = {
     "signature", "family", "dtypes", "cuda_dtypes", "backends", "pointwise", "kernel", "native", "composite",
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
     "result_dtype", "identity", "zero_dim", "differentiable", "compare", "integer_divisor", "integer_exponent",
-    "output_differentiability", "jvp", "autocast",
+    "output_differentiability", "jvp", "autocast", "reads_storage",
 }
 # Autocast cast policies (PyTorch's autocast lists): the op's floating inputs are cast to the
 # region's lower-precision dtype, to float32, or to the widest floating dtype among them.
@@ -138,6 +139,9 @@ class Op:
     # that returns their gradients together and may read `grad_input_mask`
     derivatives: Dict[str, str] = field(default_factory=dict)
     non_differentiable: List[str] = field(default_factory=list)
+    # `derivatives: not_implemented`: as PyTorch's ops without a formula, the result records a
+    # node whose backward raises NotImplementedError (derivatives holds NOT_IMPLEMENTED per input)
+    derivative_not_implemented: bool = False
     output_differentiability: List[bool] = field(default_factory=list)  # per output; empty: all
     # forward-mode AD: "" (derived from the derivatives: pointwise ops; else by transposing them),
     # "linear" (the op applied to the tangents) or a formula over <input>_t, the inputs and result
@@ -156,6 +160,9 @@ class Op:
     result_dtype: str = "self"     # structured ops: how the result dtype follows from self's
     identity: bool = True          # reductions: false when reducing nothing is an error (max, argmax)
     compare: str = "values"        # what the forward test compares with PyTorch (COMPARES)
+    # as_strided: the op reads self's storage, not its values, so a non-contiguous self gives
+    # other values than its contiguous copy; the tests' layout check leaves it out
+    reads_storage: bool = False
     # autocast policy per device ("cpu"/"cuda" -> AUTOCAST_POLICIES); empty: autocast leaves it alone
     autocast: Dict[str, str] = field(default_factory=dict)
 
@@ -666,6 +673,12 @@ def _parse_op(raw, groups, ctx, errors):
         errors.append(RegistryError(raw.line_of(kind), f"{sig.full_name}: {kind} must name a C++ function, got '{op.body}'"))
     # Derivatives.
     derivs = raw.get("derivatives") or {}
+    if derivs == NOT_IMPLEMENTED:
+        if kind == "composite":
+            errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: 'derivatives: {NOT_IMPLEMENTED}' "
+                                        "applies to kernel and pointwise ops", "a composite gets autograd from its parts"))
+        op = replace(op, derivative_not_implemented=True)
+        derivs = {}
     if derivs and not isinstance(derivs, dict):
         errors.append(RegistryError(raw.line_of("derivatives"), "derivatives must map input name -> formula"))
         derivs = {}
@@ -699,6 +712,9 @@ def _parse_op(raw, groups, ctx, errors):
     for k in op.non_differentiable:
         if op.arg(k) is None or op.arg(k).type.base != "Tensor":
             errors.append(RegistryError(raw.line_of("non_differentiable"), f"non_differentiable: '{k}' is not a Tensor argument"))
+    if op.derivative_not_implemented:
+        op = replace(op, derivatives={a.name: NOT_IMPLEMENTED for a in op.tensor_args
+                                      if a.name not in op.non_differentiable and a.name not in op.bool_inputs})
     if op.derivatives:
         for a in op.tensor_args + [x for x in sig.arguments if x.type.is_tensor_list]:
             if a.name not in op.differentiable_inputs and a.name not in op.non_differentiable and a.name not in op.bool_inputs:
@@ -719,7 +735,7 @@ def _parse_op(raw, groups, ctx, errors):
         value = raw["jvp"]
         if not isinstance(value, str) or not value.strip():
             errors.append(RegistryError(jline, f"{sig.full_name}: jvp must be 'linear' or a formula string"))
-        elif not op.derivatives:
+        elif not op.derivatives or op.derivative_not_implemented:
             errors.append(RegistryError(jline, f"{sig.full_name}: jvp applies to ops with derivatives",
                                         "an op without them has no tangent (or, a composite body, its parts' tangents)"))
         elif value.strip() != "linear" and len(sig.returns) > 1:
@@ -778,7 +794,7 @@ def _parse_op(raw, groups, ctx, errors):
             errors.append(RegistryError(raw.line_of("operator"), f"operator '{o}' does not fit {sig.full_name}'s {n_tensors} Tensor argument(s)"))
     op = replace(op, domain=_check_domain(op, raw.get("domain"), raw.line_of("domain") if "domain" in raw else line, errors))
     op = replace(op, torch=raw.get("torch"))
-    op = replace(op, compare=str(raw.get("compare", "values")))
+    op = replace(op, compare=str(raw.get("compare", "values")), reads_storage=bool(raw.get("reads_storage", False)))
     if op.compare not in COMPARES:
         errors.append(RegistryError(raw.line_of("compare"), f"unknown compare '{op.compare}'", f"compare: {', '.join(COMPARES)}"))
     elif op.is_random and op.compare != "metadata":

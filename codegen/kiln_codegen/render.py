@@ -136,6 +136,8 @@ def is_grad_tested(op):
         return False  # gradcheck runs in those
     if op.is_factory or op.is_random:
         return False  # a factory's or a draw's values do not depend on its inputs' values
+    if op.derivative_not_implemented:
+        return False  # backward raises (tests/test_indexing.cpp checks scatter.reduce's)
     if op.derivatives:
         return True
     return op.kind == "composite" and bool(differentiable_inputs(op))
@@ -394,6 +396,7 @@ def samples_doc(registry):
                     "gradgrad": op.gradgrad, "jvp": views.jvp_mode(op), "special_values": op.special_values,
                     "variants": op.variants,
                     "factory": op.is_factory, "random": op.is_random, "compare": op.compare,
+                    "reads_storage": op.reads_storage,
                     "args": [_arg_json(a) for a in op.sig.arguments], "samples": normalized_samples(op),
                     # an op of an in-place family: the tests compare what it wrote into these
                     # arguments (in schema order) rather than what it returned

@@ -100,6 +100,8 @@ def jvp_mode(op):
     list input without a `jvp:`)."""
     if not op.derivatives:
         return "parts" if op.kind == "composite" and op.composes_gradients and not (op.is_factory or op.is_random) else "none"
+    if op.derivative_not_implemented:
+        return "unsupported"
     if op.jvp:
         return "linear" if op.jvp == "linear" else "formula"
     if op.kind == "pointwise":
@@ -308,6 +310,8 @@ class OpView:
         # input's first slot is its position among them, plus the lengths of the lists before it
         grads, index, lists_before = [], 0, []
         single = {key: f for key, f in op.derivatives.items() if "," not in key}
+        if op.derivative_not_implemented:  # the node exists so that backward raises, as PyTorch's
+            single = {key: f'derivative_not_implemented("{op.full_name}")' for key in single}
         for a in self.diff_inputs:
             grads.append(GradInput(name=a.name, formula=single.get(a.name, ""), is_list=a.type.is_list,
                                    index=index, lists_before=tuple(lists_before)))

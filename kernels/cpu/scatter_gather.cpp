@@ -12,6 +12,8 @@
 #include "kiln/gen/kernels/cpu/scatter.h"
 #include "kiln/gen/kernels/cpu/scatter_add.h"
 #include "kiln/gen/kernels/cpu/scatter_reduce.h"
+#include "kiln/gen/kernels/cpu/scatter_value_with_reduce.h"
+#include "kiln/gen/kernels/cpu/scatter_with_reduce.h"
 #include "kiln/gen/kernels/cpu/scatter_value.h"
 
 namespace kiln::cpu {
@@ -149,6 +151,17 @@ void scatter(const meta::ScatterGatherPlan& plan, const TensorBase& out, const T
 
 void scatter_value(const meta::ScatterGatherPlan& plan, const TensorBase& out, const TensorBase& self,
                    const TensorBase& index, int64_t /*dim*/, const Scalar& value) {
+  scatter_into(plan, out, self, index, index.sizes(), value_source(value), "scatter");
+}
+
+void scatter_with_reduce(const meta::ScatterGatherPlan& plan, const TensorBase& out, const TensorBase& self,
+                         const TensorBase& index, const TensorBase& src, int64_t /*dim*/, std::string_view /*reduce*/) {
+  scatter_into(plan, out, self, index, src.sizes(), tensor_source(src), "scatter");
+}
+
+void scatter_value_with_reduce(const meta::ScatterGatherPlan& plan, const TensorBase& out, const TensorBase& self,
+                               const TensorBase& index, int64_t /*dim*/, const Scalar& value,
+                               std::string_view /*reduce*/) {
   scatter_into(plan, out, self, index, index.sizes(), value_source(value), "scatter");
 }
 

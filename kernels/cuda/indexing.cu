@@ -30,6 +30,8 @@
 #include "kiln/gen/kernels/cuda/scatter.h"
 #include "kiln/gen/kernels/cuda/scatter_add.h"
 #include "kiln/gen/kernels/cuda/scatter_reduce.h"
+#include "kiln/gen/kernels/cuda/scatter_value_with_reduce.h"
+#include "kiln/gen/kernels/cuda/scatter_with_reduce.h"
 #include "kiln/gen/kernels/cuda/scatter_value.h"
 #include "kiln/tensor_base.h"
 
@@ -464,6 +466,17 @@ void scatter(const meta::ScatterGatherPlan& plan, const TensorBase& out, const T
 
 void scatter_value(const meta::ScatterGatherPlan& plan, const TensorBase& out, const TensorBase& self,
                    const TensorBase& index, int64_t /*dim*/, const Scalar& value) {
+  scatter_any(plan, out, self, index, nullptr, value, "scatter");
+}
+
+void scatter_with_reduce(const meta::ScatterGatherPlan& plan, const TensorBase& out, const TensorBase& self,
+                         const TensorBase& index, const TensorBase& src, int64_t /*dim*/, std::string_view /*reduce*/) {
+  scatter_any(plan, out, self, index, &src, Scalar(0), "scatter");
+}
+
+void scatter_value_with_reduce(const meta::ScatterGatherPlan& plan, const TensorBase& out, const TensorBase& self,
+                               const TensorBase& index, int64_t /*dim*/, const Scalar& value,
+                               std::string_view /*reduce*/) {
   scatter_any(plan, out, self, index, nullptr, value, "scatter");
 }
 

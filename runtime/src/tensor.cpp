@@ -147,20 +147,20 @@ TensorBase TensorBase::as_strided_view(IntArrayRef sizes, IntArrayRef strides, i
   KILN_CHECK(sizes.size() == strides.size(), ShapeError, op, "strides", "got ", strides.size(), " strides for ",
              sizes.size(), " sizes");
   KILN_CHECK(offset >= 0, ValueError, op, "offset", "negative storage offset ", offset);
-  int64_t last = offset;  // highest element index the view touches
+  __int128 last = offset;  // highest element index the view touches (128 bits: no size and stride wrap it)
   bool empty = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
     KILN_CHECK(sizes[i] >= 0, ShapeError, op, "sizes", "negative size ", sizes[i], " in ", kiln::shape_str(sizes));
     KILN_CHECK(strides[i] >= 0, ShapeError, op, "strides", "negative stride ", strides[i], " in ",
                kiln::shape_str(strides));
     if (sizes[i] == 0) empty = true;
-    else last += (sizes[i] - 1) * strides[i];
+    else last += static_cast<__int128>(sizes[i] - 1) * strides[i];
   }
   if (!empty) {
-    size_t need = size_t(last + 1) * kiln::element_size(dtype);
-    KILN_CHECK(need <= storage()->nbytes(), ShapeError, op, "sizes", "sizes ", kiln::shape_str(sizes), ", strides ",
-               kiln::shape_str(strides), " and offset ", offset, " need ", need, " bytes but the storage has ",
-               storage()->nbytes());
+    const __int128 need = (last + 1) * static_cast<__int128>(kiln::element_size(dtype));
+    KILN_CHECK(need <= static_cast<__int128>(storage()->nbytes()), ShapeError, op, "sizes", "sizes ",
+               kiln::shape_str(sizes), ", strides ", kiln::shape_str(strides), " and offset ", offset,
+               " reach past the storage's ", storage()->nbytes(), " bytes");
   }
   return TensorBase(detail::new_tensor_impl(storage(), dtype, sizes, strides, offset));
 }

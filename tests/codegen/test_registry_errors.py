@@ -122,6 +122,24 @@ class RegistryErrors(unittest.TestCase):
         random = self.FACTORY.replace("family: factory", "family: random")
         self.assertError(VALID + random, 35, "a random op's values cannot match PyTorch's generator")
 
+    def test_derivatives_not_implemented(self):
+        # the node exists, its backward raises naming the op; forward mode raises; no gradcheck
+        r = self.run_gen(VALID.replace("    self: grad * result\n", "").replace(
+            "  derivatives:\n  doc: e to the x.", "  derivatives: not_implemented\n  doc: e to the x."), check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "generated", "src", "ops", "exp.cpp")) as f:
+            text = f.read()
+        self.assertIn('derivative_not_implemented("exp")', text)
+        self.assertIn('forward_ad::not_implemented("exp")', text)
+        tests = os.path.join(self.tmp.name, "generated", "tests", "op_tests")
+        text = "".join(open(os.path.join(tests, n)).read() for n in os.listdir(tests))
+        self.assertIn('"op exp ', text)
+        self.assertNotIn('"grad exp ', text)
+
+    def test_not_implemented_is_not_for_composites(self):
+        broken = VALID.replace("  derivatives:\n    self: sum(grad)\n", "  derivatives: not_implemented\n")
+        self.assertError(broken, 30, "applies to kernel and pointwise ops")
+
     def test_signature_round_trip(self):
         # what is parsed must print back as written: a misread or dropped piece shows up here
         self.assertError(VALID.replace("exp(Tensor self) -> Tensor", "exp(Tensor self)->Tensor"), 4,

@@ -40,6 +40,7 @@ std::unordered_map<std::string, OpInfo> load_catalog() {
     info.factory = o.value("factory", false);
     info.random = o.value("random", false);
     info.compare_values = o.value("compare", std::string("values")) == "values";
+    info.reads_storage = o.value("reads_storage", false);
     info.writes = o.value("writes", std::vector<std::string>{});
     for (const json& a : o.at("args")) {
       ArgInfo arg;

@@ -18,6 +18,10 @@
 
 namespace kiln {
 
+TensorBase derivative_not_implemented(const char* op) {
+  KILN_FAIL(NotImplementedError, op, "", "the derivative for '", op, "' is not implemented (as in PyTorch)");
+}
+
 TensorBase softmax_backward_data(const TensorBase& grad_in, const TensorBase& result_in, int64_t dim) {
   const Tensor grad(grad_in);
   const Tensor result(result_in);

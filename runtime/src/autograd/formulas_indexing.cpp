@@ -1,9 +1,16 @@
 // Backward helpers of the indexing ops (see kiln/autograd/formulas.h): each gradient moves
 // values with the adjoint indexing op (gather <-> scatter_add, index_select <-> index_add,
 // take <-> put), so it is itself differentiable.
+#include <algorithm>
+#include <utility>
+#include <vector>
 #include "kiln/autograd/formulas.h"
 #include "kiln/core.h"
+#include "kiln/gen/api/add.h"
 #include "kiln/gen/api/conj.h"
+#include "kiln/gen/api/div.h"
+#include "kiln/gen/api/expand.h"
+#include "kiln/gen/api/mul.h"
 #include "kiln/gen/api/gather.h"
 #include "kiln/gen/api/index_add.h"
 #include "kiln/gen/api/index_fill.h"
@@ -14,15 +21,73 @@
 #include "kiln/gen/api/masked_scatter.h"
 #include "kiln/gen/api/masked_select.h"
 #include "kiln/gen/api/put.h"
+#include "kiln/gen/api/reshape.h"
 #include "kiln/gen/api/scatter.h"
 #include "kiln/gen/api/scatter_add.h"
 #include "kiln/gen/api/scatter_reduce.h"
 #include "kiln/gen/api/slice_backward.h"
 #include "kiln/gen/api/sum.h"
 #include "kiln/gen/api/take.h"
+#include "kiln/gen/api/view.h"
 #include "kiln/gen/api/where.h"
 
 namespace kiln {
+namespace {
+
+// The storage positions of a (sizes, strides, offset) view's elements, flattened in its order.
+Tensor storage_positions(IntArrayRef sizes, IntArrayRef strides, int64_t offset, Device device) {
+  const TensorOptions longs(kInt64, device);
+  Tensor pos = full({}, offset, longs);
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    DimVector shape(sizes.size(), 1);
+    shape[k] = sizes[k];
+    pos = pos + arange(sizes[k], longs).mul(Scalar(strides[k])).view(shape);
+  }
+  return pos.expand(sizes).reshape({-1});
+}
+
+// The highest storage position a non-empty view reaches (strides are non-negative).
+int64_t last_position(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  for (size_t k = 0; k < sizes.size(); ++k) offset += (sizes[k] - 1) * strides[k];
+  return offset;
+}
+
+// Whether two elements of the view may share a place: with its dims by increasing stride, each
+// stride must step past everything the smaller ones span.
+bool may_overlap(IntArrayRef sizes, IntArrayRef strides) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims that move
+  for (size_t k = 0; k < sizes.size(); ++k)
+    if (sizes[k] > 1) dims.emplace_back(strides[k], sizes[k]);
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 0;
+  for (const auto& [stride, size] : dims) {
+    if (stride <= span) return true;
+    span += stride * (size - 1);
+  }
+  return false;
+}
+
+}  // namespace
+
+TensorBase as_strided_backward(const TensorBase& grad_in, const TensorBase& self, IntArrayRef size, IntArrayRef stride,
+                               std::optional<int64_t> storage_offset) {
+  const Tensor grad(grad_in);
+  if (grad.numel() == 0 || self.numel() == 0) return zeros(self.sizes(), grad.options());
+  const int64_t out_offset = storage_offset.value_or(self.storage_offset()), in_offset = self.storage_offset();
+  const int64_t lo = std::min(out_offset, in_offset);
+  const int64_t hi =
+      std::max(last_position(size, stride, out_offset), last_position(self.sizes(), self.strides(), in_offset));
+  const Tensor out_pos = storage_positions(size, stride, out_offset - lo, grad.device());
+  const Tensor in_pos = storage_positions(self.sizes(), self.strides(), in_offset - lo, grad.device());
+  const Tensor storage = index_add(zeros({hi - lo + 1}, grad.options()), 0, out_pos, grad.reshape({-1}));
+  Tensor result = index_select(storage, 0, in_pos);
+  if (may_overlap(self.sizes(), self.strides())) {
+    const Tensor count =
+        index_add(zeros({hi - lo + 1}, grad.options()), 0, in_pos, ones({in_pos.numel()}, grad.options()));
+    result = result / index_select(count, 0, in_pos);
+  }
+  return result.reshape(self.sizes());
+}
 
 TensorBase gather_backward(const TensorBase& grad, IntArrayRef self_sizes, int64_t dim, const TensorBase& index) {
   return scatter_add(zeros(self_sizes, grad.options()), dim, Tensor(index), Tensor(grad));

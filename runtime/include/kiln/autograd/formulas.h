@@ -13,6 +13,10 @@
 
 namespace kiln {
 
+// `derivatives: not_implemented` (ops PyTorch gives no formula, e.g. scatter.reduce): backward
+// through the op raises NotImplementedError naming it, instead of silently giving no gradient.
+[[noreturn]] TensorBase derivative_not_implemented(const char* op);
+
 // Reductions: spread `grad` (the reduced shape) back over the input of `sizes`.
 // dim None or empty reduces every dim, as the forward ops do.
 TensorBase sum_backward(const TensorBase& grad, IntArrayRef sizes, OptIntList dim, bool keepdim);
@@ -51,6 +55,11 @@ TensorBase put_self_backward(const TensorBase& grad, const TensorBase& index, bo
 // in order, zero-padded to source's shape (source may hold more than mask's true places).
 TensorBase masked_select_backward(const TensorBase& grad, IntArrayRef self_sizes, const TensorBase& mask);
 TensorBase masked_scatter_source_backward(const TensorBase& grad, const TensorBase& mask, IntArrayRef source_sizes);
+// as_strided: grad is added into a zeroed copy of the storage region both views reach (places
+// the result repeats get the sum), and self reads its gradient from there; where self's own
+// elements share places, each gets an equal share, as PyTorch's.
+TensorBase as_strided_backward(const TensorBase& grad, const TensorBase& self, IntArrayRef size, IntArrayRef stride,
+                               std::optional<int64_t> storage_offset);
 // scatter_reduce (sum, mean, amax/amin split among ties, prod exact at zeros): self's and src's.
 std::tuple<TensorBase, TensorBase> scatter_reduce_backward(const TensorBase& grad, const TensorBase& self, int64_t dim,
                                                            const TensorBase& index, const TensorBase& src,
