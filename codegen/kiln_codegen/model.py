@@ -308,6 +308,14 @@ def _default_variants(kind, sig, meta=None):
     return ["function"]
 
 
+def _composite_out_legal(op):
+    """A composite's out= runs the function and copies its result into out (PyTorch's resize and
+    cast rules): one Tensor result, not a view of an input, and no argument it writes."""
+    returns = op.sig.returns
+    return (len(returns) == 1 and returns[0].type.schema() == "Tensor" and returns[0].type.alias is None
+            and not any(a.type.mutable for a in op.sig.arguments))
+
+
 def _inplace_legal(meta, sig):
     """A structured op writes into self when its one result has self's shape."""
     return META_FAMILIES[meta]["inplace"] and len(sig.returns) == 1
@@ -779,8 +787,12 @@ def _parse_op(raw, groups, ctx, errors):
             errors.append(RegistryError(raw.line_of("variants"), f"unknown variant '{v}'", f"variants: {', '.join(VARIANTS)}"))
         if v in ("inplace", "out") and op.is_factory:
             errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: a factory has no '{v}' variant"))
-        elif v in ("inplace", "out") and kind != "pointwise" and not op.structured:
-            errors.append(RegistryError(raw.line_of("variants"), f"'{v}' variants are generated for pointwise and structured kernel ops only"))
+        elif v == "out" and kind == "composite" and not _composite_out_legal(op):
+            errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: a composite's out= variant needs one "
+                                        "Tensor result that is no view, and no mutable argument"))
+        elif v in ("inplace", "out") and kind != "pointwise" and not op.structured and not (v == "out" and kind == "composite"):
+            errors.append(RegistryError(raw.line_of("variants"), f"'{v}' variants are generated for pointwise and structured kernel ops only"
+                                        + (" (and out= for composites)" if v == "out" else "")))
         if v == "inplace" and op.structured and not _inplace_legal(op.meta, sig):
             errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: no in-place variant: its result is not one tensor of self's shape"))
         if v == "method" and not (sig.arguments and sig.arguments[0].name == "self" and sig.arguments[0].type.is_tensor):

@@ -181,6 +181,8 @@ class OpView:
         self._structured()
         self._registry()
         self.out_names = [r["name"] for r in self.results] if op.structured else ["out"]
+        # a composite's out=: the Tensor inputs out may not require grad with, nor share storage with
+        self.out_inputs = ", ".join(f"&{a.name}" for a in op.tensor_args if not a.type.optional)
         # a mutating op (uniform_: Tensor(a!) self -> Tensor(a!)) is a non-const method
         self.method_const = "" if (first is not None and first.type.mutable) else " const"
 

@@ -140,6 +140,23 @@ class RegistryErrors(unittest.TestCase):
         broken = VALID.replace("  derivatives:\n    self: sum(grad)\n", "  derivatives: not_implemented\n")
         self.assertError(broken, 30, "applies to kernel and pointwise ops")
 
+    def test_composite_out_variant(self):
+        # out= of a composite: the function's result copied into out, no history
+        r = self.run_gen(VALID.replace("  composite: expand\n  derivatives:\n    self: sum(grad)\n",
+                                       "  composite: expand\n").replace(
+            "expand(Tensor(a) self, int[] size) -> Tensor(a)\n  family: view",
+            "expand(Tensor self, int[] size) -> Tensor\n  variants: [function, out]\n  family: view"), check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "generated", "src", "ops", "expand.cpp")) as f:
+            text = f.read()
+        self.assertIn("Tensor& expand_out(Tensor& out, const Tensor& self, IntArrayRef size) try {", text)
+        self.assertIn('support::prepare_destination("expand", "out", out,', text)
+        # a view's result aliases its input: no out=
+        shutil.rmtree(os.path.join(self.tmp.name, "generated"))
+        self.assertError(VALID.replace("  composite: expand\n  derivatives:\n    self: sum(grad)\n",
+                                       "  variants: [function, out]\n  composite: expand\n"), 29,
+                         "a composite's out= variant needs one Tensor result that is no view")
+
     def test_signature_round_trip(self):
         # what is parsed must print back as written: a misread or dropped piece shows up here
         self.assertError(VALID.replace("exp(Tensor self) -> Tensor", "exp(Tensor self)->Tensor"), 4,
