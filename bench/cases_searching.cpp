@@ -1,5 +1,6 @@
 // Searching and counting (issue 15): searchsorted and bucketize of 1M float32 values into a
-// sorted 64k sequence, histc of 16M float32 into 100 bins, bincount of 16M int64 in [0, 1000).
+// sorted 64k sequence, histc of 16M float32 into 100 bins, bincount of 16M int64 in [0, 1000),
+// histogram of 16M float32 into 100 bins over the data's range and into a sorted 1000-edge tensor.
 // Both sides get the same tensors.
 #include <ATen/ATen.h>
 #include <kiln/kiln.h>
@@ -45,6 +46,17 @@ std::vector<Case> searching_cases() {
          kiln::Tensor k = kiln::randint(1000, {kCount}, kiln::TensorOptions(kiln::DType::Int64));
          Twin x{k, to_torch(k)};
          return Prepared{[x] { kiln::Tensor r = kiln::bincount(x.k); }, [x] { at::Tensor r = at::bincount(x.t); }};
+       }},
+      {"histogram 16M float32 100 bins", "searching", double(kCount) * 4, 0, "",
+       [] {
+         Twin x = twin_randn({kCount});
+         return Prepared{[x] { auto r = kiln::histogram(x.k, 100); }, [x] { auto r = at::histogram(x.t, 100); }};
+       }},
+      {"histogram 16M float32 into 1000 edges", "searching", double(kCount) * 4, 0, "",
+       [] {
+         Twin x = twin_randn({kCount}), edges = twin_sorted(1000);
+         return Prepared{[x, edges] { auto r = kiln::histogram(x.k, edges.k); },
+                         [x, edges] { auto r = at::histogram(x.t, edges.t); }};
        }},
   };
 }

@@ -122,6 +122,11 @@ Value arg_value(const Arg& a, Bytes& in, Pool& pool) {
     for (int64_t& v : list) v = small_int(in);
     return Value(list);
   }
+  if (base.rfind("float[", 0) == 0) {  // float[]? (histogram's range): mostly 2 values, sometimes not
+    std::vector<double> list(in.pick(4) == 0 ? in.pick(4) : 2);
+    for (double& v : list) v = number(in);
+    return Value(list);
+  }
   if (base == "int") return Value(small_int(in));
   if (base == "float") return Value(number(in));
   if (base == "bool") return Value(in.flag());

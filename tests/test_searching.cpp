@@ -16,6 +16,7 @@
 #include "kiln/gen/api/bincount.h"
 #include "kiln/gen/api/bucketize.h"
 #include "kiln/gen/api/histc.h"
+#include "kiln/gen/api/histogram.h"
 #include "kiln/gen/api/searchsorted.h"
 #include "kiln/threads.h"
 #include "support/test_helpers.h"
@@ -297,4 +298,184 @@ TEST_CASE("bincount: many values against a plain count, the same at 1 and 2 thre
   kiln::set_num_threads(2);
   CHECK(ints(bincount(t)) == want);
   kiln::set_num_threads(before);
+}
+
+namespace {
+// hist and bin_edges of a torch.histogram call against PyTorch 1.13's values.
+void expect_histogram(const std::tuple<Tensor, Tensor>& r, std::vector<double> hist, std::vector<double> edges,
+                      double tol = 1e-6) {
+  const auto& [h, e] = r;
+  INFO("hist " << h.str() << " bin_edges " << e.str());
+  expect_values(h, {int64_t(hist.size())}, hist, tol);
+  expect_values(e, {int64_t(edges.size())}, edges, tol);
+}
+}  // namespace
+
+TEST_CASE("histogram: PyTorch 1.13's values (range, equal values, empty, NaN, weights, density, uneven edges)") {
+  const Tensor x = floats({1, 2, 1, 4, 2.5f});
+  expect_histogram(histogram(x, 4), {2, 1, 1, 1}, {1, 1.75, 2.5, 3.25, 4});
+  expect_histogram(histogram(x, 4, {0.0, 3.0}), {0, 2, 1, 1}, {0, 0.75, 1.5, 2.25, 3});  // 4 is outside
+  expect_histogram(histogram(x, 2, {10.0, 20.0}), {0, 0}, {10, 15, 20});
+  // equal values: [min - 0.5, max + 0.5], as numpy
+  expect_histogram(histogram(floats({2, 2, 2}), 3), {0, 3, 0}, {1.5, 1.8333334, 2.1666667, 2.5});
+  expect_histogram(histogram(floats({-3, -3}), 4), {0, 0, 2, 0}, {-3.5, -3.25, -3, -2.75, -2.5});
+  // the rightmost edge is inclusive; an element on an inner edge goes right
+  expect_histogram(histogram(floats({0, 1.0f / 3, 2.0f / 3, 1}), 3), {1, 1, 2}, {0, 0.3333333, 0.6666666, 1});
+  // empty: [0, 1]; its density is 0 / 0
+  expect_histogram(histogram(floats({}), 3), {0, 0, 0}, {0, 0.3333333, 0.6666666, 1});
+  expect_histogram(histogram(floats({}), 2, std::nullopt, Tensor(), true), {kNaN, kNaN}, {0, 0.5, 1});
+  // NaN, as PyTorch 1.13's CPU kernel: bin_ct counts it in bin 1 (bin 0 of one bin), a bins tensor in the last bin
+  expect_histogram(histogram(floats({1, NAN, 2}), 3, {0.0, 3.0}), {0, 2, 1}, {0, 1, 2, 3});
+  expect_histogram(histogram(floats({NAN, 0.5f, NAN}), 5, {0.0, 1.0}), {0, 2, 1, 0, 0}, {0, 0.2, 0.4, 0.6, 0.8, 1});
+  expect_histogram(histogram(floats({NAN, 0.5f}), 1, {0.0, 1.0}), {2}, {0, 1});
+  expect_histogram(histogram(floats({NAN, 0.5f, 1}), 2, {0.0, 1.0}, Tensor(), true), {0, 2}, {0, 0.5, 1});
+  expect_histogram(histogram(floats({1, NAN, 2, 3}), floats({0, 1, 2, 3})), {0, 1, 3}, {0, 1, 2, 3});
+  expect_histogram(histogram(floats({NAN, 0.5f, 1.5f, 7}), floats({0, 1, 2}), floats({4, 1, 1, 1})), {1, 5}, {0, 1, 2});
+  expect_histogram(histogram(floats({NAN, 0.5f}), floats({0, 2, 1})), {1, 1}, {0, 2, 1});
+  // weights, density
+  expect_histogram(histogram(x, 4, std::nullopt, floats({1, 2, 3, 4, 5})), {4, 2, 5, 4}, {1, 1.75, 2.5, 3.25, 4});
+  expect_histogram(histogram(x, 4, std::nullopt, Tensor(), true), {0.5333334, 0.2666667, 0.2666667, 0.2666667},
+                   {1, 1.75, 2.5, 3.25, 4});
+  expect_histogram(histogram(x, floats({0, 2, 5}), floats({1, 2, 3, 4, 5}), true), {0.1333333, 0.2444444}, {0, 2, 5});
+  // weight of any shape with self's element count
+  expect_histogram(
+      histogram(from_vector<float>({1, 2, 3, 4}, {2, 2}), 2, std::nullopt, from_vector<float>({1, 1, 2, 2}, {4, 1})),
+      {2, 4}, {1, 2.5, 4});
+  // uneven edges, a repeated edge (the element on it goes to the right of the two)
+  expect_histogram(histogram(floats({-3, 0, 0.1f, 0.5f, 0.99f, 1, 7, 10, 10.5f}), floats({0, 0.1f, 1, 10})), {1, 3, 3},
+                   {0, 0.1, 1, 10});
+  expect_histogram(histogram(x, floats({0, 2, 2, 5})), {2, 0, 3}, {0, 2, 2, 5});
+  // unsorted edges, NaN or inf among them: PyTorch's binary search over them, counted when edges[0] <= x <= edges[n]
+  expect_histogram(histogram(x, floats({3, 1, 2})), {0, 0}, {3, 1, 2});
+  expect_histogram(histogram(floats({-1, 0, 1, 4, 9, 10}), floats({0, -5, 10})), {0, 5}, {0, -5, 10});
+  expect_histogram(histogram(x, floats({0, 1, NAN, 5})), {0, 0, 5}, {0, 1, kNaN, 5});
+  expect_histogram(histogram(floats({0.5f, 1.5f, -3}), floats({NAN, 1, 2})), {2, 1}, {kNaN, 1, 2});
+  expect_histogram(histogram(floats({0.5f, 1.5f, 7}), floats({0, 1, NAN})), {1, 2}, {0, 1, kNaN});
+  expect_histogram(histogram(floats({INFINITY, 1, -1}), floats({0, INFINITY})), {2}, {0, INFINITY});
+  // dtypes: hist and bin_edges have self's
+  auto [h64, e64] = histogram(x.to(DType::Float64), 3);
+  CHECK(h64.dtype() == DType::Float64);
+  CHECK(e64.dtype() == DType::Float64);
+  expect_histogram({h64, e64}, {2, 2, 1}, {1, 2, 3, 4});
+  auto [hb, eb] = histogram(x.to(DType::BFloat16), floats({0, 1, 3, 5}).to(DType::BFloat16));
+  CHECK(hb.dtype() == DType::BFloat16);
+  expect_histogram({hb, eb}, {0, 4, 1}, {0, 1, 3, 5});
+  expect_histogram(histogram(x.to(DType::BFloat16), 3, {1.0, 4.0}), {2, 2, 1}, {1, 2, 3, 4});
+  // bin_edges is a copy of bins; the method and call-by-name
+  const Tensor bins = floats({0, 2, 5});
+  auto [hm, em] = x.histogram(bins);
+  CHECK(em.data_ptr() != bins.data_ptr());
+  expect_values(hm, {2}, {2, 3});
+  expect_histogram(x.histogram(2), {3, 2}, {1, 2.5, 4});
+  const std::vector<Value> by_name =
+      call("histogram", {x, 4}, {{"range", Value(std::vector<double>{0, 3})}}).to_tuple();
+  expect_values(by_name[0].to_tensor(), {4}, {0, 2, 1, 1});
+  const std::vector<Value> by_ints =
+      call("histogram", {x, 4}, {{"range", Value(std::vector<int64_t>{0, 3})}}).to_tuple();
+  expect_values(by_ints[1].to_tensor(), {5}, {0, 0.75, 1.5, 2.25, 3});
+  expect_values(call("histogram", {x, bins}).to_tuple()[0].to_tensor(), {2}, {2, 3});
+}
+
+TEST_CASE("histogram: no gradient (its outputs do not require grad)") {
+  Tensor x = floats({1, 2, 3});
+  x.requires_grad_(true);
+  auto [h, e] = histogram(x, 2, std::nullopt, floats({1, 1, 1}).requires_grad_(true));
+  CHECK_FALSE(h.requires_grad());
+  CHECK_FALSE(e.requires_grad());
+}
+
+TEST_CASE("histogram: errors with PyTorch's messages") {
+  const Tensor x = floats({1, 2, 3});
+  expect_error<ValueError>([&] { histogram(x, 0); }, "histogram.bin_ct", "bins",
+                           "torch.histogram(): bins must be > 0, but got 0 for dimension 0");
+  expect_error<ValueError>([&] { histogram(x, -2); }, "histogram.bin_ct", "bins", "bins must be > 0, but got -2");
+  expect_error<ValueError>(
+      [&] {
+        histogram(x, 3, {3.0, 1.0});
+      },
+      "histogram.bin_ct", "range", "torch.histogramdd: min should not exceed max, but got min 3 max 1 for dimension 0");
+  expect_error<ValueError>(
+      [&] {
+        histogram(x, 3, {1.0, INFINITY});
+      },
+      "histogram.bin_ct", "range", "torch.histogramdd: dimension 0's range [1, inf] is not finite");
+  expect_error<ValueError>(
+      [&] {
+        histogram(floats({1, NAN}), 3);
+      },
+      "histogram.bin_ct", "self", "range [nan, nan] is not finite");
+  expect_error<ValueError>(
+      [&] {
+        histogram(floats({1, INFINITY}), 3);
+      },
+      "histogram.bin_ct", "self", "range [1, inf] is not finite");
+  expect_error<ValueError>(
+      [&] {
+        histogram(x, 3, {1.0, 2.0, 3.0});
+      },
+      "histogram.bin_ct", "range",
+      "torch.histogramdd: for a 1-dimensional histogram range should have 2 elements, but got 3");
+  expect_error<ShapeError>(
+      [&] {
+        histogram(x, 3, std::nullopt, floats({1, 1}));
+      },
+      "histogram.bin_ct", "weight",
+      "should have the same shape as the input tensor excluding its innermost dimension, but got "
+      "input with shape [3, 1] and weight with shape [2]");
+  expect_error<DTypeError>(
+      [&] {
+        histogram(x, 3, std::nullopt, floats({1, 1, 1}).to(DType::Float64));
+      },
+      "histogram.bin_ct", "weight", "input tensor and weight tensor should have the same dtype");
+  expect_error<DTypeError>(
+      [&] {
+        histogram(x, floats({0, 1}).to(DType::Float64));
+      },
+      "histogram.bins_tensor", "bins", "input tensor and bins tensors should have the same dtype");
+  expect_error<ShapeError>(
+      [&] {
+        histogram(x, from_vector<float>({0, 1, 2, 3}, {2, 2}));
+      },
+      "histogram.bins_tensor", "bins",
+      "bins tensor should have one dimension, but got 2 dimensions in the bins tensor");
+  expect_error<ShapeError>([&] { histogram(x, full({}, 1.0, DType::Float32)); }, "histogram.bins_tensor", "bins",
+                           "but got 0 dimensions");
+  expect_error<ValueError>([&] { histogram(x, floats({})); }, "histogram.bins_tensor", "bins",
+                           "bins tensor should have at least 1 element, but got 0 elements");
+  expect_error<ValueError>([&] { histogram(x, floats({2})); }, "histogram.bins_tensor", "bins",
+                           "bins must be > 0, but got 0");
+  expect_error<DTypeError>([&] { histogram(longs({1, 2}), 3); }, "histogram.bin_ct", "self", "int64");
+  expect_error<DTypeError>([&] { histogram(longs({1, 2}), longs({0, 3})); }, "histogram.bins_tensor", "self", "int64");
+}
+
+TEST_CASE("histogram: many elements (and a NaN) against a plain upper_bound count, the same at 1 and 2 threads") {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  std::vector<float> data(300000);
+  for (auto& x : data) x = normal(rng);
+  data[7] = NAN;
+  const Tensor t = floats(data);
+  const Tensor uneven = floats({-2.5f, -1, -0.3f, 0, 0.01f, 0.5f, 2, 2, 3});
+  for (int bins_kind = 0; bins_kind < 2; ++bins_kind) {
+    const int before = kiln::get_num_threads();
+    kiln::set_num_threads(1);
+    auto [one, edges] = bins_kind == 0 ? histogram(t, 50, {-2.0, 2.0}) : histogram(t, uneven);
+    kiln::set_num_threads(2);
+    auto [two, edges2] = bins_kind == 0 ? histogram(t, 50, {-2.0, 2.0}) : histogram(t, uneven);
+    kiln::set_num_threads(before);
+    const std::vector<float> e = edges.to_vector<float>();
+    const size_t n = e.size() - 1;
+    std::vector<double> want(n, 0);
+    for (float x : data) {
+      if (std::isnan(x)) {  // PyTorch 1.13's CPU bins: 1 of bin_ct, the last of a bins tensor
+        want[bins_kind == 0 ? 1 : n - 1] += 1;
+        continue;
+      }
+      if (x < e.front() || x > e.back()) continue;
+      const size_t pos = size_t(std::upper_bound(e.begin(), e.end(), x) - e.begin()) - 1;
+      want[std::min(pos, n - 1)] += 1;
+    }
+    expect_values(one, {int64_t(n)}, want, 0);
+    CHECK(one.to_vector<float>() == two.to_vector<float>());
+  }
 }

@@ -116,6 +116,8 @@ def torch_value(arg_type, v):
         return torch.device(v)
     if arg_type.startswith("Scalar") and isinstance(v, list):
         return complex(v[0], v[1])
+    if arg_type.startswith("float[") and isinstance(v, list):  # float[]? (histogram's range)
+        return [float(x) for x in v]
     if arg_type.startswith("float"):
         return float(v)
     return v

@@ -1,4 +1,6 @@
 """C++ spellings of schema types, defaults and declarations."""
+import re
+
 from .signature import Type
 
 DTYPE_ENUM = {
@@ -34,6 +36,8 @@ def param_type(t: Type, base=False):
             return "OptIntList" if t.optional else "IntArrayRef"
         return "std::optional<int64_t>" if t.optional else "int64_t"
     if b == "float":
+        if t.is_list:  # float[]?: histogram's range
+            return "OptDoubleList" if t.optional else "ArrayRef<double>"
         return "std::optional<double>" if t.optional else "double"
     if b == "bool":
         return "std::optional<bool>" if t.optional else "bool"
@@ -55,6 +59,8 @@ def stored_type(t: Type):
     b = t.base
     if b == "int" and t.is_list:
         return "OptIntList" if t.optional else "DimVector"
+    if b == "float" and t.is_list:
+        return "OptDoubleList" if t.optional else "std::vector<double>"
     if b == "str":
         return "std::optional<std::string>" if t.optional else "std::string"
     if b == "Scalar":
@@ -68,6 +74,8 @@ def store_expr(arg):
         return f"{arg.name} ? std::optional<std::string>(std::string(*{arg.name})) : std::nullopt"
     if t.base == "str":
         return f"std::string({arg.name})"
+    if t.base == "float" and t.is_list and not t.optional:
+        return f"{arg.name}.vec()"
     return arg.name
 
 
@@ -93,6 +101,9 @@ def default_value(arg, base=False):
             inner = d.strip("[] ")
             return "{" + inner + "}" if inner else "{}"
         return "{" + d + "}"
+    if t.base == "float" and t.is_list:
+        inner = ", ".join(x if any(c in x for c in ".e") else x + ".0" for x in re.split(r"\s*,\s*", d.strip("[] ")) if x)
+        return "{" + inner + "}"
     if t.base == "bool":
         return "true" if d == "True" else "false"
     if t.base == "float":
@@ -172,6 +183,8 @@ def json_to_value(v):
         return f"Value({v!r})"
     if isinstance(v, str):
         return f"Value({cpp_string(v)})"
+    if isinstance(v, list) and any(isinstance(x, float) for x in v):
+        return "Value(std::vector<double>{" + ", ".join(repr(float(x)) for x in v) + "})"
     if isinstance(v, list):
         return "Value(std::vector<int64_t>{" + ", ".join(str(int(x)) for x in v) + "})"
     raise ValueError(v)

@@ -378,6 +378,9 @@ def _arg_json(a):
         elif t.base == "int" and t.is_list:
             inner = d.strip("[]").strip()
             default = [int(x) for x in inner.split(",")] if inner else []
+        elif t.base == "float" and t.is_list:
+            inner = d.strip("[]").strip()
+            default = [float(x) for x in inner.split(",")] if inner else []
         elif t.base in ("float", "Scalar"):
             default = float(d) if any(c in d for c in ".e") else int(d)
         elif t.base == "str":

@@ -112,8 +112,8 @@ def parse_type(text):
         raise SignatureError(f"only Tensor takes an alias annotation, got '{text.strip()}'")
     if base == "Generator" and not opt:
         raise SignatureError(f"a Generator argument is optional (Generator?): without one the default generator is used")
-    if lst is not None and base not in ("Tensor", "int"):
-        raise SignatureError(f"only Tensor[] and int[] lists are supported, got '{text.strip()}'")
+    if lst is not None and base not in ("Tensor", "int", "float"):
+        raise SignatureError(f"only Tensor[], int[] and float[] lists are supported, got '{text.strip()}'")
     if items_opt and (base != "Tensor" or alias):
         raise SignatureError(f"only Tensor?[] (a list of optional Tensors) takes '?' before '[]', got '{text.strip()}'")
     return Type(base=base, optional=bool(opt), is_list=lst is not None,
@@ -148,6 +148,8 @@ def _check_default(arg):
     ok = True
     if t.is_list and t.base == "int":
         ok = bool(re.match(r"^\[\s*(-?\d+\s*(,\s*-?\d+\s*)*)?\]$", d)) or bool(re.match(r"^-?\d+$", d))
+    elif t.is_list and t.base == "float":
+        ok = bool(re.match(r"^\[\s*(-?\d+\.?\d*([eE]-?\d+)?\s*(,\s*-?\d+\.?\d*([eE]-?\d+)?\s*)*)?\]$", d))
     elif t.base == "int":
         ok = bool(re.match(r"^-?\d+$", d))
     elif t.base == "float":

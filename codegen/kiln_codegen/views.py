@@ -534,6 +534,8 @@ class OpView:
                     "mutable_tensor" if t.mutable else "tensor")
             elif t.base == "int" and t.is_list:
                 kind = "optional_int_list" if t.optional else "int_list"
+            elif t.base == "float" and t.is_list:
+                kind = "optional_float_list" if t.optional else "float_list"
             else:
                 kind = "optional_value" if t.optional else "value"
             default = cpp.default_value(a)

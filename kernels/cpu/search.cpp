@@ -24,10 +24,12 @@ TensorBase as_dtype(const TensorBase& t, DType dtype) {
   return c;
 }
 
-// Values [b, e) of one row, written as R (int32 or int64).
-template <typename T, typename R>
-void search_values(const T* row, const int64_t* sorter, int64_t n, const T* vals, R* out, int64_t b, int64_t e,
-                   bool right) {
+// Values [b, e) of one row, written as R (int32 or int64). The lanes' updates are bit masks, not
+// branches: which way a search goes is data, and a mispredicted branch per probe cost more than the
+// probe itself on a sequence that fits in L1. `kSorter`/`kRight` are template arguments, so the
+// inner loop tests neither.
+template <bool kSorter, bool kRight, typename T, typename R>
+void search_lanes(const T* row, const int64_t* sorter, int64_t n, const T* vals, R* out, int64_t b, int64_t e) {
   using M = opmath_t<T>;
   const int steps = probes_for(n);
   int64_t i = b;
@@ -36,19 +38,34 @@ void search_values(const T* row, const int64_t* sorter, int64_t n, const T* vals
     M v[kLanes];
     for (int l = 0; l < kLanes; ++l) start[l] = 0, end[l] = n, v[l] = M(vals[i + l]);
     for (int s = 0; s < steps; ++s) {
+#pragma GCC unroll 8
       for (int l = 0; l < kLanes; ++l) {
-        const bool live = start[l] < end[l];
-        const int64_t mid = start[l] + ((end[l] - start[l]) >> 1);
-        const int64_t at = live ? mid : 0;  // a finished lane reads a harmless place
-        const M m = M(sorter ? row[sorter[at]] : row[at]);
-        const bool go_right = right ? !(m > v[l]) : !(m >= v[l]);
-        start[l] = live && go_right ? mid + 1 : start[l];
-        end[l] = live && !go_right ? mid : end[l];
+        const int64_t len = end[l] - start[l];
+        const int64_t mid = start[l] + (len >> 1);
+        const int64_t live = -int64_t(len > 0);  // all ones while the lane searches
+        const int64_t at = mid & live;           // a finished lane reads a harmless place
+        const M m = M(kSorter ? row[sorter[at]] : row[at]);
+        const int64_t go_right = -int64_t(kRight ? !(m > v[l]) : !(m >= v[l])) & live;
+        const int64_t go_left = ~go_right & live;
+        start[l] = (start[l] & ~go_right) | ((mid + 1) & go_right);
+        end[l] = (end[l] & ~go_left) | (mid & go_left);
       }
     }
     for (int l = 0; l < kLanes; ++l) out[i + l] = R(start[l]);
   }
-  for (; i < e; ++i) out[i] = R(search::bound<M>(row, sorter, n, M(vals[i]), right));
+  for (; i < e; ++i) out[i] = R(search::bound<M>(row, sorter, n, M(vals[i]), kRight));
+}
+
+template <typename T, typename R>
+void search_values(const T* row, const int64_t* sorter, int64_t n, const T* vals, R* out, int64_t b, int64_t e,
+                   bool right) {
+  if (sorter) {
+    if (right) search_lanes<true, true>(row, sorter, n, vals, out, b, e);
+    else search_lanes<true, false>(row, sorter, n, vals, out, b, e);
+  } else {
+    if (right) search_lanes<false, true>(row, sorter, n, vals, out, b, e);
+    else search_lanes<false, false>(row, sorter, n, vals, out, b, e);
+  }
 }
 
 // Every sorter index must name a place of its row (PyTorch reads out of bounds instead).

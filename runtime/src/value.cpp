@@ -45,6 +45,7 @@ const char* Value::kind_name() const {
     case Kind::Layout: return "Layout";
     case Kind::MemoryFormat: return "MemoryFormat";
     case Kind::Generator: return "Generator";
+    case Kind::DoubleList: return "float[]";
   }
   return "unknown";
 }
@@ -98,6 +99,15 @@ std::vector<int64_t> Value::to_int_list(const char* op, const char* arg) const {
   if (kind() == Kind::Int) return {std::get<int64_t>(v_)};  // int[1] accepts one int, as ATen
   if (kind() != Kind::IntList) mismatch(*this, "int[]", op, arg);
   return std::get<std::vector<int64_t>>(v_);
+}
+
+std::vector<double> Value::to_double_list(const char* op, const char* arg) const {
+  if (kind() == Kind::IntList) {  // [0, 3] reads as [0., 3.], as Python's float list
+    const auto& ints = std::get<std::vector<int64_t>>(v_);
+    return std::vector<double>(ints.begin(), ints.end());
+  }
+  if (kind() != Kind::DoubleList) mismatch(*this, "float[]", op, arg);
+  return std::get<std::vector<double>>(v_);
 }
 
 const TensorList& Value::to_tensor_list(const char* op, const char* arg) const {
@@ -167,6 +177,12 @@ std::string Value::str() const {
     case Kind::Layout: return std::string("torch.") + layout_name(std::get<Layout>(v_));
     case Kind::MemoryFormat: return std::string("torch.") + memory_format_name(std::get<MemoryFormat>(v_));
     case Kind::Generator: return "<torch._C.Generator>";
+    case Kind::DoubleList: {
+      std::string s = "[";
+      const auto& l = std::get<std::vector<double>>(v_);
+      for (size_t i = 0; i < l.size(); ++i) s += (i ? ", " : "") + detail::python_float_repr(l[i]);
+      return s + "]";
+    }
   }
   return "?";
 }

@@ -114,6 +114,54 @@ class RegistryErrors(unittest.TestCase):
         broken = self.FACTORY.replace("Layout? layout=None, ", "")
         self.assertError(VALID + broken, 35, "'device' belongs to the factory keywords")
 
+    HISTOGRAM = """\
+- signature: histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)
+  family: reduction
+  dtypes: [floating]
+  composite: histogram_bin_ct
+  differentiable: false
+  samples:
+    - {self: [5], bins: 3, range: [0.0, 1.5]}
+  doc: Histogram.
+- signature: clip_all(Tensor self, float[] bounds=[0., 1]) -> Tensor
+  dtypes: [floating]
+  composite: clip_all
+  differentiable: false
+  doc: A plain float list.
+"""
+
+    def test_float_list_arguments(self):
+        with open(os.path.join(self.tmp.name, "runtime", "src", "composite", "hist.cpp"), "w") as f:
+            f.write("namespace kiln::composite {\nstd::tuple<Tensor, Tensor> histogram_bin_ct() {}\n"
+                    "Tensor clip_all() {}\n}\n")
+        r = self.run_gen(VALID + self.HISTOGRAM, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        gen = os.path.join(self.tmp.name, "generated")
+        with open(os.path.join(gen, "include", "kiln", "gen", "api", "histogram.h")) as f:
+            self.assertIn("std::tuple<Tensor, Tensor> histogram(const Tensor& self, int64_t bins = 100, "
+                          "OptDoubleList range = std::nullopt, const Tensor& weight = Tensor(), bool density = false);",
+                          f.read())
+        with open(os.path.join(gen, "include", "kiln", "gen", "api", "clip_all.h")) as f:
+            self.assertIn("ArrayRef<double> bounds = {0., 1.0}", f.read())
+        with open(os.path.join(gen, "src", "registry", "ops.cpp")) as f:
+            text = f.read()
+        self.assertIn('range = OptDoubleList(a[2]->to_double_list("histogram.bin_ct", "range"));', text)
+        self.assertIn('a[1]->to_double_list("clip_all", "bounds") : std::vector<double>{0., 1.0};', text)
+        with open(os.path.join(gen, "op_samples.json")) as f:
+            import json
+            ops = {op["name"]: op for op in json.load(f)["ops"]}
+        args = {a["name"]: a for a in ops["histogram.bin_ct"]["args"]}
+        self.assertEqual(args["range"]["type"], "float[]?")
+        self.assertEqual(ops["clip_all"]["args"][1]["default"], [0.0, 1.0])
+        self.assertEqual(ops["histogram.bin_ct"]["samples"][0]["range"], [0.0, 1.5])
+
+    def test_float_list_default_and_other_lists(self):
+        text = VALID + self.HISTOGRAM
+        line = text.splitlines().index("- signature: clip_all(Tensor self, float[] bounds=[0., 1]) -> Tensor") + 1
+        self.assertError(text.replace("bounds=[0., 1]", "bounds=[0, x]"), line, "default '[0, x]' does not fit")
+        self.assertError(text.replace("float[] bounds=[0., 1]", "bool[] bounds"), line,
+                         "only Tensor[], int[] and float[] lists")
+
     def test_generator_must_be_optional(self):
         self.assertError(VALID.replace("exp(Tensor self)", "exp(Tensor self, *, Generator generator)"), 4,
                          "a Generator argument is optional")

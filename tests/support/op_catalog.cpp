@@ -80,6 +80,7 @@ Value plain_value(const ArgInfo& arg, const json& v) {
     return Value(v.get<std::vector<int64_t>>());
   }
   if (starts_with(t, "int")) return Value(v.get<int64_t>());
+  if (starts_with(t, "float[")) return Value(v.get<std::vector<double>>());  // float[]? (histogram's range)
   if (starts_with(t, "float")) return Value(v.get<double>());
   if (starts_with(t, "bool")) return Value(v.get<bool>());  // bool and bool? (sort.stable)
   if (starts_with(t, "str")) return Value(v.get<std::string>());

@@ -184,5 +184,24 @@ class OptIntList {
   DimVector values_;
 };
 
+// ATen's `float[]?` (libtorch's optional<ArrayRef<double>>): None or a list of doubles, as
+// histogram's range. Implicit from {..}, a vector, an ArrayRef or nullopt.
+class OptDoubleList {
+ public:
+  OptDoubleList() = default;
+  OptDoubleList(std::nullopt_t) {}
+  OptDoubleList(std::initializer_list<double> list) : has_(true), values_(list) {}
+  OptDoubleList(ArrayRef<double> ref) : has_(true), values_(ref) {}
+  OptDoubleList(const std::vector<double>& v) : has_(true), values_(v) {}
+  bool has_value() const { return has_; }
+  explicit operator bool() const { return has_; }
+  ArrayRef<double> value() const { return values_.ref(); }
+  ArrayRef<double> operator*() const { return values_.ref(); }
+
+ private:
+  bool has_ = false;
+  SmallVector<double, 4> values_;
+};
+
 }  // namespace kiln
 #endif  // KILN_RUNTIME_INCLUDE_KILN_ARRAY_REF_H_

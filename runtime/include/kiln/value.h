@@ -18,7 +18,7 @@ class Value {
  public:
   enum class Kind : int8_t {
     None, Bool, Int, Double, Complex, String, DType, Tensor, IntList, TensorList, Tuple,
-    Device, Layout, MemoryFormat, Generator
+    Device, Layout, MemoryFormat, Generator, DoubleList
   };
   Value() = default;  // None
   Value(std::nullopt_t) {}
@@ -33,6 +33,7 @@ class Value {
   Value(Tensor t) : v_(std::move(t)) {}
   Value(std::vector<int64_t> l) : v_(std::move(l)) {}
   Value(std::initializer_list<int64_t> l) : v_(std::vector<int64_t>(l)) {}
+  Value(std::vector<double> l) : v_(std::move(l)) {}  // float[] (histogram's range)
   Value(TensorList l) : v_(std::move(l)) {}
   Value(Device d) : v_(d) {}
   Value(Layout l) : v_(l) {}
@@ -56,6 +57,7 @@ class Value {
   DType to_dtype(const char* op = "", const char* arg = "") const;     // DType or its name
   const Tensor& to_tensor(const char* op = "", const char* arg = "") const;
   std::vector<int64_t> to_int_list(const char* op = "", const char* arg = "") const;  // also from one Int
+  std::vector<double> to_double_list(const char* op = "", const char* arg = "") const;  // also from an int[]
   const TensorList& to_tensor_list(const char* op = "", const char* arg = "") const;
   const std::vector<Value>& to_tuple(const char* op = "", const char* arg = "") const;
   Device to_device(const char* op = "", const char* arg = "") const;              // Device or "cuda:0"
@@ -68,7 +70,7 @@ class Value {
   struct TupleBox { std::vector<Value> items; };
   std::variant<std::monostate, bool, int64_t, double, complex<double>, std::string, DType, Tensor,
                std::vector<int64_t>, TensorList, std::shared_ptr<TupleBox>, Device, Layout, MemoryFormat,
-               Generator*>
+               Generator*, std::vector<double>>
       v_;
 };
 

@@ -16,7 +16,7 @@ bool fits(const Value& v, std::string_view type) {
   const std::string_view base = type.substr(0, type.find('['));
   if (base == "Tensor" || base == "Tensor?") return is_list ? k == K::TensorList : k == K::Tensor;  // Tensor?[] too
   if (base == "int") return is_list ? (k == K::IntList || k == K::Int) : k == K::Int;
-  if (base == "float") return k == K::Double || k == K::Int;
+  if (base == "float") return is_list ? (k == K::DoubleList || k == K::IntList) : (k == K::Double || k == K::Int);
   if (base == "bool") return k == K::Bool;
   if (base == "Scalar") return v.is_number();
   if (base == "ScalarType") return k == K::DType || k == K::String;
