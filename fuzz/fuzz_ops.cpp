@@ -213,6 +213,9 @@ void run_one_call(Bytes& in, Pool& pool) {
   // whatever the layout); empty's values are unspecified, so only its metadata is compared.
   const std::string base_name = op.name.substr(0, op.name.find('.'));
   const bool unspecified_values = base_name == "empty" || base_name == "empty_like" || base_name == "empty_strided";
+  // as_strided reads its input's storage (`reads_storage: true` in the registry): a contiguous
+  // copy is other storage, so the second call below neither needs to succeed nor agree.
+  const bool reads_storage = base_name == "as_strided";
   constexpr uint64_t kSeed = 5;
   // contiguous copies of the inputs, taken before the call: an op that writes into its arguments
   // (index_put_, uniform_) must get the same inputs the second time
@@ -239,7 +242,7 @@ void run_one_call(Bytes& in, Pool& pool) {
     if (t.numel() <= 4096 && !unspecified_values) (void)t.to_vector<double>();
   }
   // The same call on contiguous copies must agree (no grad: pure values).
-  {
+  if (!reads_storage) {
     NoGradGuard no_grad;
     Value again;
     try {

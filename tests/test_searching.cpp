@@ -304,7 +304,8 @@ namespace {
 // hist and bin_edges of a torch.histogram call against PyTorch 1.13's values.
 void expect_histogram(const std::tuple<Tensor, Tensor>& r, std::vector<double> hist, std::vector<double> edges,
                       double tol = 1e-6) {
-  const auto& [h, e] = r;
+  const Tensor& h = std::get<0>(r);  // not a structured binding: C++17 lambdas (INFO) cannot capture one
+  const Tensor& e = std::get<1>(r);
   INFO("hist " << h.str() << " bin_edges " << e.str());
   expect_values(h, {int64_t(hist.size())}, hist, tol);
   expect_values(e, {int64_t(edges.size())}, edges, tol);
