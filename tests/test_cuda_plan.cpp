@@ -14,10 +14,12 @@
 #include "kernels/cuda/plan/int_divider.h"
 #include "kernels/cuda/plan/launch.h"
 #include "kernels/cuda/plan/offset_calculator.h"
+#include "kernels/cuda/plan/unravel.h"
 #include "kiln/cpu/loops.h"
 #include "kiln/core.h"
 #include "kiln/gen/api/bernoulli.h"
 #include "kiln/gen/api/div.h"
+#include "kiln/gen/api/nonzero.h"
 #include "kiln/gen/api/normal.h"
 
 using namespace kiln;
@@ -247,4 +249,28 @@ TEST_CASE("Philox fills: a probability outside [0, 1] draws NaN, never a plausib
   CHECK(std::isnan(out[1]));
   CHECK(std::isnan(out[2]));
   CHECK(std::isnan(out[3]));
+}
+
+TEST_CASE("mask kernels' unravelling: a broadcast operand's offsets and nonzero's coordinates, as the CPU gives them") {
+  // a mask of [3, 1, 4] over a [2, 3, 5, 4] result: strides (0, 4, 0, 1); iota's value is its offset
+  const std::vector<int64_t> sizes{2, 3, 5, 4};
+  const Tensor expanded = iota({3, 1, 4}).expand(sizes);
+  const std::vector<int64_t> strides(expanded.strides().begin(), expanded.strides().end());
+  const std::vector<float> want = expanded.contiguous().to_vector<float>();
+  for (int64_t i = 0; i < int64_t(want.size()); ++i)
+    CHECK(cuda_plan::unravel_offset(i, 4, sizes.data(), strides.data()) == int64_t(want[size_t(i)]));
+  // nonzero's rows: the coordinates of each nonzero element's flat position
+  std::vector<float> values(120);
+  std::vector<int64_t> flat;
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = float(i % 3);
+    if (values[i] != 0) flat.push_back(int64_t(i));
+  }
+  const std::vector<int64_t> rows = nonzero(from_vector(values, sizes)).to_vector<int64_t>();
+  REQUIRE(rows.size() == flat.size() * 4);
+  for (size_t r = 0; r < flat.size(); ++r) {
+    int64_t coordinates[4];
+    cuda_plan::unravel_coordinates(flat[r], 4, sizes.data(), coordinates);
+    for (int d = 0; d < 4; ++d) CHECK(coordinates[d] == rows[r * 4 + size_t(d)]);
+  }
 }

@@ -16,6 +16,7 @@
 #include "kiln/common/element_bytes.h"
 #include "kiln/cuda/context.h"
 #include "for_each.cuh"
+#include "plan/unravel.h"
 #include "kiln/gen/kernels/cuda/masked_scatter.h"
 #include "kiln/gen/kernels/cuda/masked_select_sized.h"
 #include "kiln/gen/kernels/cuda/nonzero_sized.h"
@@ -53,12 +54,7 @@ struct MaskAt {
   Shape g;
   bool dense;
   __device__ int64_t offset(int64_t i, const int64_t* strides) const {
-    int64_t o = 0;
-    for (int d = g.nd - 1; d >= 0; --d) {
-      o += (i % g.sizes[d]) * strides[d];
-      i /= g.sizes[d];
-    }
-    return o;
+    return cuda_plan::unravel_offset(i, g.nd, g.sizes, strides);
   }
   __device__ int64_t operator()(int64_t i) const { return m[dense ? i : offset(i, g.b)] != 0; }
 };
@@ -69,11 +65,7 @@ struct UnravelFn {
   int64_t* rows;
   Shape g;
   __device__ void operator()(int64_t r) const {
-    int64_t flat = pos[r];
-    for (int d = g.nd - 1; d >= 0; --d) {
-      rows[r * g.nd + d] = flat % g.sizes[d];
-      flat /= g.sizes[d];
-    }
+    cuda_plan::unravel_coordinates(pos[r], g.nd, g.sizes, rows + r * g.nd);
   }
 };
 
