@@ -87,9 +87,9 @@ std::string human_time(double s) {
 int main(int argc, char** argv) {
   Options opt = parse(argc, argv);
   std::vector<Case> cases;
-  for (auto group : {overhead_cases, pointwise_cases, copy_cases, shape_cases, factory_cases, reduction_cases,
-                     sorting_cases, linalg_cases, training_cases, indexing_cases, searching_cases,
-                     unique_cases})
+  for (auto group :
+       {overhead_cases, pointwise_cases, copy_cases, shape_cases, factory_cases, reduction_cases, sorting_cases,
+        linalg_cases, training_cases, indexing_cases, searching_cases, nn_cases, unique_cases})
     for (Case& c : group())
       if (opt.filter.empty() || c.name.find(opt.filter) != std::string::npos) cases.push_back(std::move(c));
 

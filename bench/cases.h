@@ -18,6 +18,7 @@ std::vector<Case> linalg_cases();
 std::vector<Case> training_cases();
 std::vector<Case> indexing_cases();
 std::vector<Case> searching_cases();
+std::vector<Case> nn_cases();
 std::vector<Case> unique_cases();
 
 }  // namespace kiln_bench

@@ -30,8 +30,10 @@ OP_KEYS = {
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
     "result_dtype", "identity", "zero_dim", "differentiable", "compare", "integer_divisor", "integer_exponent",
-    "output_differentiability", "jvp", "autocast", "reads_storage",
+    "output_differentiability", "jvp", "autocast", "reads_storage", "checks",
 }
+# `checks:` raise one of these when an argument's value is out of its domain (softshrink's lambd)
+CHECK_ERRORS = ["ValueError", "IndexError", "ShapeError"]
 # Autocast cast policies (PyTorch's autocast lists): the op's floating inputs are cast to the
 # region's lower-precision dtype, to float32, or to the widest floating dtype among them.
 AUTOCAST_POLICIES = ["lower_precision", "float32", "promote"]
@@ -90,6 +92,14 @@ META_FAMILIES = {
     "bucketize": dict(custom=True, plan="SearchPlan", dense_inputs=True, inplace=False, results=["self"]),
     "histc": dict(custom=True, plan="HistcPlan", dense_inputs=True, inplace=False, results=["self"]),
     "bincount": dict(custom=True, plan="BincountPlan", dense_inputs=True, inplace=False, results=["self"]),
+    # normalization (kiln/meta/normalization.h): layer_norm normalizes M rows of N elements and
+    # saves each row's mean and rstd (sized as PyTorch's: the batch dims, then 1s); its backward
+    # gives the input's gradient and the affine parameters' (of normalized_shape)
+    "layer_norm": dict(custom=True, plan="LayerNormPlan", dense_inputs=True, plan_only=True, inplace=False,
+                       results=["self"], result_sizes={"mean": "stat_sizes", "rstd": "stat_sizes"}),
+    "layer_norm_backward": dict(custom=True, plan="LayerNormPlan", dense_inputs=True, plan_only=True, inplace=False,
+                                results=["self"],
+                                result_sizes={"grad_weight": "param_sizes", "grad_bias": "param_sizes"}),
     # shape copies (kiln/meta/shape_build.h): flip reverses dims, triangle keeps tril's or
     # triu's part of each matrix (in place too); both copy bytes, so every dtype shares one kernel
     "flip": dict(custom=True, plan="FlipPlan", dense_inputs=True, inplace=False, results=["self"]),
@@ -114,6 +124,16 @@ META_FAMILIES = {
 }
 OPERATORS = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^", "<<", ">>", "~"}
 DEFAULT_DOMAIN = [-2.0, 2.0]
+
+
+@dataclass(frozen=True)
+class ArgCheck:
+    """`checks:` entry: `require` (C++ over the arguments) must hold, else `error` is raised naming
+    the op and `argument`, with `message`, whose `{name}` placeholders print argument values."""
+    argument: str
+    require: str
+    message: str
+    error: str = "ValueError"
 
 
 @dataclass(frozen=True)
@@ -163,6 +183,8 @@ class Op:
     # as_strided: the op reads self's storage, not its values, so a non-contiguous self gives
     # other values than its contiguous copy; the tests' layout check leaves it out
     reads_storage: bool = False
+    # argument checks run at the entry point before anything is computed (ArgCheck)
+    checks: List["ArgCheck"] = field(default_factory=list)
     # autocast policy per device ("cpu"/"cuda" -> AUTOCAST_POLICIES); empty: autocast leaves it alone
     autocast: Dict[str, str] = field(default_factory=dict)
 
@@ -360,7 +382,10 @@ def _check_meta(op, raw, errors):
     if fam.get("mutates"):
         return _check_mutating(op, raw, fam, where, errors)
     returns = [r.type.schema() for r in op.sig.returns]
-    if returns != ["Tensor"] and not (len(returns) == 2 and returns == ["Tensor", "Tensor"] and all(r.name for r in op.sig.returns)):
+    # several named results: two (values, indices), or as many as a family sizes (layer_norm's three)
+    most = 3 if fam.get("result_sizes") else 2
+    if returns != ["Tensor"] and not (2 <= len(returns) <= most and set(returns) == {"Tensor"}
+                                      and all(r.name for r in op.sig.returns)):
         errors.append(RegistryError(where, f"{op.full_name}: a structured op returns Tensor or two named Tensors "
                                     "(an int64 one when named indices: (Tensor values, Tensor indices))"))
     return op
@@ -430,6 +455,31 @@ def _check_autocast(op, value, where, errors):
         errors.append(RegistryError(where, f"{op.full_name}: autocast applies to functional ops, not to in-place ones",
                                     "PyTorch's autocast lists name the functional overloads only"))
     return {d: p for d, p in policies.items() if d in BACKENDS}
+
+
+def _parse_checks(sig, value, line, errors):
+    names = {a.name: a for a in sig.arguments}
+    if not isinstance(value, list):
+        errors.append(RegistryError(line, "checks: expected a list of {argument, require, message}"))
+        return []
+    out = []
+    for c in value:
+        if not isinstance(c, dict) or set(c) - {"argument", "require", "message", "error"} or \
+                not all(isinstance(c.get(k), str) and c.get(k) for k in ("argument", "require", "message")):
+            errors.append(RegistryError(line, f"checks: expected {{argument, require, message[, error]}} strings, got {c!r}"))
+            continue
+        if c["argument"] not in names:
+            errors.append(RegistryError(line, f"checks: '{c['argument']}' is not an argument of {sig.full_name}"))
+            continue
+        error = c.get("error", "ValueError")
+        if error not in CHECK_ERRORS:
+            errors.append(RegistryError(line, f"checks: unknown error '{error}'", f"error: {', '.join(CHECK_ERRORS)}"))
+            continue
+        for placeholder in re.findall(r"\{(\w+)\}", c["message"]):
+            if placeholder not in names or names[placeholder].type.base == "Tensor":
+                errors.append(RegistryError(line, f"checks: message placeholder '{{{placeholder}}}' is not a non-Tensor argument"))
+        out.append(ArgCheck(c["argument"], c["require"], c["message"], error))
+    return out
 
 
 def _check_options_group(sig, line, errors):
@@ -524,6 +574,8 @@ def normalized_samples(op):
             v = s[a.name]
             if a.type.optional_items:  # Tensor?[]: each entry null or a tensor of its own
                 ns[a.name] = {"items": [None if x is None else _tensor_spec(op, a, x, False) for x in v]}
+            elif a.type.base == "Tensor" and a.type.optional and not a.type.is_list and v is None:
+                ns[a.name] = None  # a Tensor? passed as None (an argument without a default)
             elif a.type.base == "Tensor":
                 ns[a.name] = _tensor_spec(op, a, v, a.type.is_list)
             else:
@@ -814,6 +866,8 @@ def _parse_op(raw, groups, ctx, errors):
                                     f"{sig.full_name}: a random op's values cannot match PyTorch's generator",
                                     "add compare: metadata (sizes, dtype and device are compared; reseeding makes the variants comparable)"))
     op = replace(op, special_values=bool(raw.get("special_values", False)))
+    if "checks" in raw:
+        op = replace(op, checks=_parse_checks(sig, raw["checks"], raw.line_of("checks"), errors))
     if "autocast" in raw:
         op = replace(op, autocast=_check_autocast(op, raw["autocast"], raw.line_of("autocast"), errors))
     if len(errors) > n_before:

@@ -400,6 +400,8 @@ def samples_doc(registry):
                     "variants": op.variants,
                     "factory": op.is_factory, "random": op.is_random, "compare": op.compare,
                     "reads_storage": op.reads_storage,
+                    # per output: false where it has no gradient (layer_norm's mean and rstd)
+                    "differentiable_outputs": op.output_differentiability,
                     "args": [_arg_json(a) for a in op.sig.arguments], "samples": normalized_samples(op),
                     # an op of an in-place family: the tests compare what it wrote into these
                     # arguments (in schema order) rather than what it returned

@@ -1,4 +1,5 @@
 """Per-op facts the templates need, computed once from the model."""
+import json
 import re
 from dataclasses import dataclass, replace
 from typing import Optional, Tuple
@@ -241,6 +242,23 @@ class OpView:
         return "Layout::Strided"
 
     @property
+    def arg_checks(self):
+        """(condition, error, argument, message parts) per `checks:` entry: the message's `{name}`
+        placeholders become the argument's value (a Scalar's as a double) between C++ string literals."""
+        types = {a.name: a.type for a in self.sig.arguments}
+        out = []
+        for c in self.op.checks:
+            parts = []
+            for i, piece in enumerate(re.split(r"\{(\w+)\}", c.message)):
+                if i % 2 == 0:
+                    if piece:
+                        parts.append(json.dumps(piece))
+                else:
+                    parts.append(f"{piece}.to_double()" if types[piece].base == "Scalar" else piece)
+            out.append((c.require, c.error, c.argument, ", ".join(parts)))
+        return out
+
+    @property
     def dtype_checked(self):
         """(argument, how) pairs the entry point checks against the declared dtypes, in order:
         how is tensor, list (each element), zero_dim (a 0-d "value tensor") or options (a
@@ -473,10 +491,13 @@ class OpView:
         self.plan_type = "meta::" + fam["plan"]
         # results in return order: (name in the out= signature, dtype expression)
         if self.multi_output:
-            self.results = [dict(name=r.name, dtype="DType::Int64" if r.name == "indices" else "plan.dtype")
+            # a family may size or type a result from a plan field of its own (layer_norm's mean, rstd)
+            sizes, dtypes = fam.get("result_sizes", {}), fam.get("result_dtypes", {})
+            self.results = [dict(name=r.name, sizes="plan." + sizes.get(r.name, "sizes"),
+                                 dtype="DType::Int64" if r.name == "indices" else "plan." + dtypes.get(r.name, "dtype"))
                             for r in op.sig.returns]
         else:
-            self.results = [dict(name="out", dtype="plan.dtype")]
+            self.results = [dict(name="out", sizes="plan.sizes", dtype="plan.dtype")]
         # in-place families (`mutates`: foreach, amp_update_scale) write into the op's mutable
         # arguments: no result is allocated and the kernel gets every Tensor and Tensor[] argument
         self.mutates = bool(fam.get("mutates"))
@@ -545,7 +566,7 @@ class OpView:
                                     default=None if default in (None, "std::nullopt") else default,
                                     is_str=t.base == "str"))
         self.registry_args = args
-        self.registry_call = f"{self.name}({', '.join(r.name for r in args)})"
+        self.registry_call = f"kiln::{self.name}({', '.join(r.name for r in args)})"
 
     @property
     def arg_specs(self):

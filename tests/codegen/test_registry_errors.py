@@ -188,6 +188,29 @@ class RegistryErrors(unittest.TestCase):
         broken = VALID.replace("  derivatives:\n    self: sum(grad)\n", "  derivatives: not_implemented\n")
         self.assertError(broken, 30, "applies to kernel and pointwise ops")
 
+    def test_checks_emit_a_typed_error_before_the_kernel(self):
+        ok = VALID.replace("- signature: exp(Tensor self) -> Tensor\n  dtypes: [floating]\n",
+                           "- signature: exp(Tensor self, Scalar lambd=0.5) -> Tensor\n  dtypes: [floating]\n"
+                           "  checks:\n    - {argument: lambd, require: \"lambd.to_double() >= 0\", "
+                           "message: \"lambda must be >= 0, got {lambd}.\"}\n")
+        r = self.run_gen(ok, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp.name, "generated", "src", "ops", "exp.cpp")) as f:
+            text = f.read()
+        self.assertIn('KILN_CHECK(lambd.to_double() >= 0, ValueError, "exp", "lambd", "lambda must be >= 0, got ", '
+                      'lambd.to_double(), ".");', text)
+
+    def test_checks_are_validated(self):
+        head = "- signature: exp(Tensor self, Scalar lambd=0.5) -> Tensor\n  dtypes: [floating]\n  checks:\n"
+        base = "- signature: exp(Tensor self) -> Tensor\n  dtypes: [floating]\n"
+        self.assertError(VALID.replace(base, head + "    - {argument: beta, require: x, message: m}\n"), 6,
+                         "'beta' is not an argument of exp")
+        self.assertError(VALID.replace(base, head + "    - {argument: lambd, require: x, message: \"{self}\"}\n"), 6,
+                         "placeholder '{self}' is not a non-Tensor argument")
+        self.assertError(VALID.replace(base, head + "    - {argument: lambd, require: x, message: m, error: Oops}\n"), 6,
+                         "unknown error 'Oops'")
+        self.assertError(VALID.replace(base, head + "    - {argument: lambd}\n"), 6, "checks: expected")
+
     def test_composite_out_variant(self):
         # out= of a composite: the function's result copied into out, no history
         r = self.run_gen(VALID.replace("  composite: expand\n  derivatives:\n    self: sum(grad)\n",

@@ -40,8 +40,11 @@ Fn op_fn(const OpInfo& op, const std::map<std::string, Value>& base, const std::
       }
     }
     TensorList outs;
-    for (Tensor& t : flatten_result(call_op(op, named)))
-      if (is_inexact(t.dtype())) outs.push_back(t);
+    const std::vector<Tensor> all = flatten_result(call_op(op, named));
+    for (size_t i = 0; i < all.size(); ++i) {
+      const bool differentiable = i >= op.differentiable_outputs.size() || op.differentiable_outputs[i];
+      if (differentiable && is_inexact(all[i].dtype())) outs.push_back(all[i]);
+    }
     return outs;
   };
 }

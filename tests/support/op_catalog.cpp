@@ -41,6 +41,7 @@ std::unordered_map<std::string, OpInfo> load_catalog() {
     info.random = o.value("random", false);
     info.compare_values = o.value("compare", std::string("values")) == "values";
     info.reads_storage = o.value("reads_storage", false);
+    info.differentiable_outputs = o.value("differentiable_outputs", std::vector<bool>{});
     info.writes = o.value("writes", std::vector<std::string>{});
     for (const json& a : o.at("args")) {
       ArgInfo arg;

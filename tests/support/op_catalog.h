@@ -31,6 +31,8 @@ struct OpInfo {
   bool random = false;               // draws from the generator: every call is reseeded
   bool compare_values = true;        // false: sizes, dtype and device only (empty, random ops)
   bool reads_storage = false;        // as_strided: other layouts of an input give other values
+  // per output, false where the op gives it no gradient (output_differentiability); empty: all
+  std::vector<bool> differentiable_outputs;
   std::vector<std::string> variants;  // "function", "method", "inplace", "out"
   // An op of an in-place kernel family (meta: foreach ...): the arguments it writes, which the
   // tests compare (call_op returns them, in schema order) instead of what it returns.

@@ -72,5 +72,66 @@ KILN_HOST_DEVICE inline T softplus(T x, T beta, T threshold) {
   return x * beta > threshold ? x : std::log1p(std::exp(x * beta)) / beta;
 }
 
+// PyTorch's piecewise activations, in its expressions (relu6 is hardtanh(0, 6)).
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T relu6(T x) {
+  return x < T(0) ? T(0) : (x > T(6) ? T(6) : x);
+}
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T hardsigmoid(T x) {
+  return relu6(x + T(3)) / T(6);
+}
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T hardswish(T x) {
+  return x * relu6(x + T(3)) / T(6);
+}
+
+// selu is elu with the self-normalizing constants; celu(x, alpha) = elu(x, alpha, 1, 1 / alpha).
+namespace detail {
+template <typename T>
+inline constexpr T kSeluAlpha = T(1.6732632423543772848170429916717);
+template <typename T>
+inline constexpr T kSeluScale = T(1.0507009873554804934193349852946);
+}  // namespace detail
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T selu(T x) {
+  return elu(x, detail::kSeluAlpha<T>, detail::kSeluScale<T>, T(1));
+}
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T celu(T x, T alpha) {
+  return elu(x, alpha, T(1), T(1) / alpha);
+}
+
+// log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): no overflow for large |x|.
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T log_sigmoid(T x) {
+  return (x < T(0) ? x : T(0)) - std::log1p(std::exp(-std::abs(x)));
+}
+
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T softsign(T x) {
+  return x / (T(1) + std::abs(x));
+}
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T tanhshrink(T x) {
+  return x - std::tanh(x);
+}
+
+// Shrinkage: values within [-lambd, lambd] become 0 (lambd >= 0 is checked by the op).
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T softshrink(T x, T lambd) {
+  return x > lambd ? x - lambd : (x < -lambd ? x + lambd : T(0));
+}
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T hardshrink(T x, T lambd) {
+  return (x >= -lambd && x <= lambd) ? T(0) : x;
+}
+
+// The sigmoid approximation of gelu, x * sigmoid(1.702 x), several GPU backends' default "gelu".
+template <typename T, std::enable_if_t<is_floating_v<T>, int> = 0>
+KILN_HOST_DEVICE inline T quick_gelu(T x) {
+  return x * sigmoid(T(1.702) * x);
+}
+
 }  // namespace kiln::math
 #endif  // KILN_KERNELS_COMMON_MATH_ACTIVATION_H_

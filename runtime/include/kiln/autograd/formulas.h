@@ -85,6 +85,14 @@ TensorBase softmax_backward_data(const TensorBase& grad, const TensorBase& resul
 TensorBase log_softmax_backward_data(const TensorBase& grad, const TensorBase& result, int64_t dim);
 // log_softmax's Jacobian applied to a tangent: t - sum(softmax * t) (its transpose is the backward).
 TensorBase log_softmax_jvp(const TensorBase& tangent, const TensorBase& result, int64_t dim);
+// native_layer_norm's input, weight and bias gradients: the fused kernel
+// (native_layer_norm_backward) in a plain backward; under create_graph the same formulas from
+// differentiable ops, with mean and rstd recomputed from input so the second derivative is exact.
+std::tuple<TensorBase, TensorBase, TensorBase> layer_norm_backward(const TensorBase& grad, const TensorBase& input,
+                                                                   IntArrayRef normalized_shape, const TensorBase& mean,
+                                                                   const TensorBase& rstd, const TensorBase& weight,
+                                                                   const TensorBase& bias, double eps,
+                                                                   std::array<bool, 3> grad_input_mask);
 // reduction: 0 none, 1 mean, 2 sum. `weight` undefined means no class weights.
 TensorBase nll_loss_backward(const TensorBase& grad, const TensorBase& self, const TensorBase& target,
                              const TensorBase& weight, int64_t reduction, int64_t ignore_index);

@@ -1,0 +1,34 @@
+#ifndef KILN_RUNTIME_INCLUDE_KILN_META_NORMALIZATION_H_
+#define KILN_RUNTIME_INCLUDE_KILN_META_NORMALIZATION_H_
+// Normalization ops' meta steps (`meta: layer_norm`, `layer_norm_backward`): PyTorch's checks and
+// messages, and the [M, N] rows both backends walk (N = normalized_shape's numel).
+//   void kiln::<backend>::native_layer_norm(const meta::LayerNormPlan& plan, const TensorBase& output,
+//       const TensorBase& mean, const TensorBase& rstd, const TensorBase& input, const TensorBase& weight,
+//       const TensorBase& bias)
+//   void kiln::<backend>::native_layer_norm_backward(const meta::LayerNormPlan& plan, const TensorBase& grad_input,
+//       const TensorBase& grad_weight, const TensorBase& grad_bias, const TensorBase& grad_out,
+//       const TensorBase& input, const TensorBase& mean, const TensorBase& rstd, const TensorBase& weight,
+//       const TensorBase& bias)
+// Tensors are contiguous; weight and bias may be undefined (no affine step; the backward then
+// still writes grad_weight and grad_bias as if they were ones and zeros).
+#include "kiln/tensor_base.h"
+
+namespace kiln::meta {
+
+struct LayerNormPlan {
+  int64_t M = 0, N = 0;  // rows, and elements per row
+  double eps = 0;
+  DimVector sizes;        // input's (output, grad_input)
+  DimVector stat_sizes;   // mean's and rstd's: input's batch dims, then one 1 per normalized dim
+  DimVector param_sizes;  // normalized_shape (grad_weight, grad_bias)
+  DType dtype = DType::Float32;
+};
+
+LayerNormPlan layer_norm(const char* op, const TensorBase& input, IntArrayRef normalized_shape,
+                         const TensorBase& weight, const TensorBase& bias, double eps);
+LayerNormPlan layer_norm_backward(const char* op, const TensorBase& grad_out, const TensorBase& input,
+                                  IntArrayRef normalized_shape, const TensorBase& mean, const TensorBase& rstd,
+                                  const TensorBase& weight, const TensorBase& bias);
+
+}  // namespace kiln::meta
+#endif  // KILN_RUNTIME_INCLUDE_KILN_META_NORMALIZATION_H_

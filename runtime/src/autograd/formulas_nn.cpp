@@ -1,0 +1,41 @@
+// Backward helpers of the normalization ops (see kiln/autograd/formulas.h).
+#include "kiln/autograd/formulas.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/mean.h"
+#include "kiln/gen/api/native_layer_norm_backward.h"
+#include "kiln/gen/api/rsqrt.h"
+#include "kiln/gen/api/sum.h"
+#include "kiln/gen/api/var.h"
+
+namespace kiln {
+
+std::tuple<TensorBase, TensorBase, TensorBase> layer_norm_backward(
+    const TensorBase& grad_in, const TensorBase& input_in, IntArrayRef normalized_shape, const TensorBase& mean_in,
+    const TensorBase& rstd_in, const TensorBase& weight_in, const TensorBase& bias_in, double eps,
+    std::array<bool, 3> mask) {
+  const Tensor grad(grad_in), input(input_in), weight(weight_in);
+  if (!GradMode::is_enabled()) {  // plain backward: the fused kernel
+    auto [dx, dw, db] = kiln::native_layer_norm_backward(grad, input, normalized_shape, Tensor(mean_in),
+                                                         Tensor(rstd_in), weight, Tensor(bias_in));
+    return {mask[0] ? dx : Tensor(), mask[1] && weight.defined() ? dw : Tensor(),
+            mask[2] && bias_in.defined() ? db : Tensor()};
+  }
+  // create_graph: the same gradients from differentiable ops, with the statistics recomputed
+  // from input so that the second derivative sees how they depend on it
+  const int64_t k = int64_t(normalized_shape.size()), axis = input.dim() - k;
+  DimVector row_dims, batch_dims;
+  for (int64_t d = 0; d < input.dim(); ++d) (d >= axis ? row_dims : batch_dims).push_back(d);
+  const Tensor mu = kiln::mean(input, row_dims.ref(), /*keepdim=*/true);
+  const Tensor rs = kiln::rsqrt(kiln::var(input, row_dims.ref(), Scalar(0), /*keepdim=*/true) + eps);
+  const Tensor xhat = (input - mu) * rs;
+  Tensor dx, dw, db;
+  if (mask[0]) {
+    const Tensor g = weight.defined() ? grad * weight : grad;
+    dx = rs * (g - kiln::mean(g, row_dims.ref(), true) - xhat * kiln::mean(g * xhat, row_dims.ref(), true));
+  }
+  if (mask[1] && weight.defined()) dw = kiln::sum(grad * xhat, batch_dims.ref());
+  if (mask[2] && bias_in.defined()) db = kiln::sum(grad, batch_dims.ref());
+  return {dx, dw, db};
+}
+
+}  // namespace kiln

@@ -1,0 +1,88 @@
+// Dropout ops: the kept fraction, the 1 / (1 - p) scale, the mask's replay from a seed, per-channel
+// masks, alpha dropout's preserved moments, gradients, and PyTorch's errors. Random draws come from
+// kiln's Philox generator, so these tests check properties, not PyTorch's values.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+#include "kiln/autograd.h"
+#include "kiln/core.h"
+#include "kiln/generator.h"
+#include "support/test_helpers.h"
+#include "kiln/gen/api/alpha_dropout.h"
+#include "kiln/gen/api/dropout.h"
+#include "kiln/gen/api/feature_dropout.h"
+#include "kiln/gen/api/mean.h"
+#include "kiln/gen/api/native_dropout.h"
+#include "kiln/gen/api/sum.h"
+#include "kiln/gen/api/var.h"
+
+using namespace kiln;
+using kiln::testing::error_text;
+using kiln::testing::has;
+
+TEST_CASE("native_dropout: keeps about 1 - p, scales by 1 / (1 - p), and replays from the seed") {
+  manual_seed(7);
+  Tensor x = ones({100000});
+  auto [y, mask] = native_dropout(x, 0.3, true);
+  CHECK(mask.dtype() == DType::Bool);
+  const double kept = mean(mask.to(DType::Float64)).item<double>();
+  CHECK(std::fabs(kept - 0.7) < 0.01);
+  const std::vector<float> ys = y.to_vector<float>();
+  const std::vector<bool> ms = [&] {
+    std::vector<bool> v;
+    for (uint8_t b : mask.to(DType::UInt8).to_vector<uint8_t>()) v.push_back(b != 0);
+    return v;
+  }();
+  for (size_t i = 0; i < ys.size(); i += 997) CHECK(ys[i] == (ms[i] ? float(1 / 0.7) : 0.0f));
+  manual_seed(7);
+  auto [y2, mask2] = native_dropout(x, 0.3, true);
+  CHECK(mask.to(DType::UInt8).to_vector<uint8_t>() == mask2.to(DType::UInt8).to_vector<uint8_t>());
+}
+
+TEST_CASE("dropout: eval and p = 0 return the input; p = 1 zeroes; gradients are mask / (1 - p)") {
+  Tensor x = from_vector<double>({1, 2, 3, 4}, {4});
+  CHECK(dropout(x, 0.5, false).is_same(x));
+  auto [e, emask] = native_dropout(x, 0.5, false);
+  CHECK(e.to_vector<double>() == x.to_vector<double>());
+  CHECK(emask.to(DType::Int64).to_vector<int64_t>() == std::vector<int64_t>{1, 1, 1, 1});
+  CHECK(dropout(x, 1.0, true).to_vector<double>() == std::vector<double>{0, 0, 0, 0});
+  Tensor xr = ones({1000}, DType::Float64).requires_grad_(true);
+  manual_seed(3);
+  Tensor y = dropout(xr, 0.25, true);
+  sum(y).backward();
+  CHECK(xr.grad().to_vector<double>() == y.detach().to_vector<double>());  // d y_i / d x_i = y_i for x = 1
+}
+
+TEST_CASE("feature_dropout zeroes whole channels; alpha_dropout keeps mean 0 and variance 1") {
+  manual_seed(11);
+  Tensor x = ones({8, 16, 3, 3});
+  Tensor y = feature_dropout(x, 0.5, true);
+  // each (sample, channel) plane is all 0 or all 2
+  Tensor planes = sum(y, {2, 3});
+  for (float v : planes.to_vector<float>()) CHECK((v == 0.0f || v == 18.0f));
+  manual_seed(5);
+  Tensor z = randn({200000}, DType::Float64);
+  Tensor a = alpha_dropout(z, 0.2, true);
+  CHECK(std::fabs(mean(a).item<double>()) < 0.01);
+  CHECK(std::fabs(var(a).item<double>() - 1.0) < 0.02);
+  // a dropped element becomes alpha * a * (p - 1) with a = 1 / sqrt((alpha^2 p + 1)(1 - p))
+  const double alpha = 1.7580993408473766, sa = 1 / std::sqrt((alpha * alpha * 0.2 + 1) * 0.8);
+  manual_seed(5);
+  Tensor zero_in = alpha_dropout(zeros({1000}, DType::Float64), 0.2, true);
+  int dropped = 0;
+  for (double v : zero_in.to_vector<double>()) {
+    if (std::fabs(v - alpha * sa * (0.2 - 1)) < 1e-12) ++dropped;
+    else CHECK(std::fabs(v - alpha * sa * 0.2) < 1e-12);  // kept zeros map to b = alpha * a * p
+  }
+  CHECK(dropped > 100);
+  CHECK(dropped < 300);
+}
+
+TEST_CASE("dropout: p outside [0, 1] and feature dropout of a 1-d input raise") {
+  Tensor x = ones({4});
+  CHECK(has(error_text<ValueError>([&] { dropout(x, 1.5, true); }),
+            "dropout probability has to be between 0 and 1, but got 1.5"));
+  CHECK(has(error_text<ValueError>([&] { native_dropout(x, -0.1, true); }), "native_dropout"));
+  CHECK(has(error_text<ShapeError>([&] { feature_dropout(x, 0.5, true); }), "at least 2 dimensions"));
+}

@@ -1,0 +1,109 @@
+// layer_norm (native_layer_norm's fused kernels and the create_graph path of its backward) and
+// rms_norm beyond the generated tests: values and gradients against PyTorch 1.13 (float64, computed
+// with torch.nn.functional.layer_norm and .backward), precision for rows with a large mean,
+// empty inputs, and PyTorch's errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+#include "kiln/autograd.h"
+#include "kiln/core.h"
+#include "support/test_helpers.h"
+#include "kiln/gen/api/layer_norm.h"
+#include "kiln/gen/api/native_layer_norm.h"
+#include "kiln/gen/api/rms_norm.h"
+#include "kiln/gen/api/sum.h"
+
+using namespace kiln;
+using kiln::testing::error_text;
+using kiln::testing::expect_values;
+using kiln::testing::has;
+
+namespace {
+Tensor x34() { return from_vector<double>({1, 2, 4, -1, 0.5, 0.25, -3, 2, 10, -10, 5, 0}, {3, 4}); }
+Tensor w4() { return from_vector<double>({1.5, -0.5, 2, 1}, {4}); }
+Tensor b4() { return from_vector<double>({0.1, 0.2, -0.3, 0}, {4}); }
+Tensor g34() { return from_vector<double>({1, -2, 0.5, 3, 0, 1, 1, -1, 2, 2, -1, 0.5}, {3, 4}); }
+
+const std::vector<double> kY = {-0.3160245071317106, 0.061325164289429634, 2.4734967142114064, -1.3867483571057027,
+                                0.5627733438161757,  0.11430123262663414,  -3.522273653238557, 1.1312237293284297,
+                                1.87482377266029,    0.9606387597115529,   0.7141850129487373, -0.1690308354914562};
+const std::vector<double> kDx = {-0.1813436712945813, -0.23468083583712973, 0.2133441779200549,   0.2026803292116559,
+                                 0.11923250273064939, -0.23846644914382903, 0.047696177193826295, 0.07153776921935334,
+                                 0.22988196532236102, 0.052158049025102904, -0.3554476873246134,  0.07340767297714947};
+const std::vector<double> kDw = {2.089082025459246, -3.4258568469417616, -1.4248551545407957, -5.375984218391267};
+const std::vector<double> kDb = {3.0, 1.0, 0.5, 2.5};
+}  // namespace
+
+TEST_CASE("native_layer_norm: output, mean and rstd as PyTorch's, with their shapes") {
+  auto [y, mean, rstd] = native_layer_norm(x34(), {4}, w4(), b4(), 1e-5);
+  expect_values(y, {3, 4}, kY, 1e-13);
+  expect_values(mean, {3, 1}, {1.4999999999999998, -0.0625, 1.25}, 1e-14);
+  expect_values(rstd, {3, 1}, {0.5546993428422812, 0.5484721111895416, 0.13522466839316497}, 1e-14);
+  auto [y3, mean3, rstd3] = native_layer_norm(zeros({2, 3, 4}), {3, 4}, Tensor(), Tensor(), 1e-5);
+  CHECK(mean3.sizes().vec() == std::vector<int64_t>{2, 1, 1});
+  CHECK(rstd3.sizes().vec() == std::vector<int64_t>{2, 1, 1});
+  expect_values(rstd3, {2, 1, 1}, {1 / std::sqrt(1e-5), 1 / std::sqrt(1e-5)}, 1e-6);
+}
+
+TEST_CASE("layer_norm backward: the fused kernel and the create_graph path both give PyTorch's gradients") {
+  for (bool create_graph : {false, true}) {
+    INFO("create_graph " << create_graph);
+    Tensor x = x34().requires_grad_(true), w = w4().requires_grad_(true), b = b4().requires_grad_(true);
+    Tensor y = layer_norm(x, {4}, w, b);
+    y.backward(g34(), /*retain_graph=*/false, create_graph);
+    expect_values(x.grad(), {3, 4}, kDx, 1e-12);
+    expect_values(w.grad(), {4}, kDw, 1e-12);
+    expect_values(b.grad(), {4}, kDb, 1e-12);
+    CHECK(x.grad().requires_grad() == create_graph);
+  }
+}
+
+TEST_CASE("layer_norm: a row with a large mean keeps float32 precision (two passes)") {
+  std::vector<float> v(8);
+  for (int i = 0; i < 8; ++i) v[size_t(i)] = 10000.0f + 0.125f * float(i);
+  Tensor y = layer_norm(from_vector<float>(v, {1, 8}), {8});
+  // exact: deviations (i - 3.5) / 8, variance 0.08203125
+  std::vector<double> expected;
+  for (int i = 0; i < 8; ++i) expected.push_back((i - 3.5) * 0.125 / std::sqrt(0.08203125 + 1e-5));
+  expect_values(y, {1, 8}, expected, 2e-6);
+}
+
+TEST_CASE("layer_norm: 16-bit inputs compute in float32; empty batches are legal") {
+  Tensor y = layer_norm(x34().to(DType::BFloat16), {4}, w4().to(DType::BFloat16), b4().to(DType::BFloat16));
+  CHECK(y.dtype() == DType::BFloat16);
+  expect_values(y, {3, 4}, kY, 2e-2);
+  Tensor e = zeros({0, 4}).requires_grad_(true);
+  Tensor w = ones({4}).requires_grad_(true);
+  Tensor out = layer_norm(e, {4}, w);
+  CHECK(out.sizes().vec() == std::vector<int64_t>{0, 4});
+  sum(out).backward();
+  expect_values(w.grad(), {4}, {0, 0, 0, 0}, 0);
+}
+
+TEST_CASE("layer_norm: PyTorch's errors name the argument") {
+  Tensor x = zeros({2, 3, 4});
+  CHECK(has(error_text<ShapeError>([&] { layer_norm(x, {5}); }),
+            "Given normalized_shape=[5], expected input with shape [*, 5], but got input of size[2, 3, 4]"));
+  CHECK(has(error_text<ShapeError>([&] { layer_norm(x, {4}, ones({3})); }),
+            "Expected weight to be of same shape as normalized_shape, but got weight of shape [3] and "
+            "normalized_shape = [4]"));
+  CHECK(has(error_text<ShapeError>([&] { layer_norm(x, {4}, Tensor(), ones({2})); }), "Expected bias"));
+  CHECK(has(error_text<ShapeError>([&] { layer_norm(x, {}); }),
+            "Expected normalized_shape to be at least 1-dimensional"));
+  CHECK(has(error_text<DTypeError>([&] { layer_norm(x, {4}, ones({4}, DType::Float64)); }), "weight"));
+  CHECK(has(error_text<DTypeError>([&] { layer_norm(zeros({2, 4}, DType::Int64), {4}); }), "layer_norm"));
+}
+
+TEST_CASE("rms_norm: x / sqrt(mean(x^2) + eps) times weight; eps defaults to the dtype's epsilon") {
+  Tensor x = from_vector<double>({3, 4, -1, 1}, {2, 2});
+  // rows: rms 3.5355..., 1
+  const double r0 = 1 / std::sqrt(12.5 + 1e-3), r1 = 1 / std::sqrt(1 + 1e-3);
+  expect_values(rms_norm(x, {2}, from_vector<double>({2, -1}, {2}), 1e-3), {2, 2}, {6 * r0, -4 * r0, -2 * r1, -r1},
+                1e-14);
+  const double d0 = 1 / std::sqrt(12.5 + 2.220446049250313e-16);
+  expect_values(rms_norm(x, {2}), {2, 2},
+                {3 * d0, 4 * d0, -1 / std::sqrt(1 + 2.220446049250313e-16), 1 / std::sqrt(1 + 2.220446049250313e-16)},
+                1e-15);
+  CHECK(has(error_text<ShapeError>([&] { rms_norm(x, {3}); }), "expected input with shape [*, 3]"));
+}
