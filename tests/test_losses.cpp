@@ -15,12 +15,14 @@
 #include "kiln/gen/api/cosine_embedding_loss.h"
 #include "kiln/gen/api/cosine_similarity.h"
 #include "kiln/gen/api/cross_entropy.h"
+#include "kiln/gen/api/ctc_loss.h"
 #include "kiln/gen/api/gaussian_nll_loss.h"
 #include "kiln/gen/api/hinge_embedding_loss.h"
 #include "kiln/gen/api/huber_loss.h"
 #include "kiln/gen/api/kl_div.h"
 #include "kiln/gen/api/l1_loss.h"
 #include "kiln/gen/api/log.h"
+#include "kiln/gen/api/log_softmax.h"
 #include "kiln/gen/api/margin_ranking_loss.h"
 #include "kiln/gen/api/multilabel_margin_loss.h"
 #include "kiln/gen/api/nll_loss2d.h"
@@ -250,4 +252,45 @@ TEST_CASE("cosine_similarity: a zero vector's norm is clamped to eps, giving 0, 
   expect_values(cosine_similarity(f64({1, 2, 3, -1, -2, -3}, {2, 3}), f64({2, 4, 6}, {1, 3})), {2}, {1, -1}, 1e-12);
   // pairwise_distance: ||x1 - x2 + eps||_p over the last dim
   expect_values(pairwise_distance(f64({3, 4}, {1, 2}), f64({0, 0}, {1, 2}), 2, 0.0), {1}, {5}, 1e-12);
+}
+
+TEST_CASE("ctc_loss: values, infeasible targets, zero_infinity, gradient through log_softmax, errors") {
+  Tensor z = f64({0.5,  -1.0, 0.2, 1.0, 0.1, 0.3, -0.4, 0.0,  1.5, 0.0,  -0.5, 0.2,
+                  -1.0, 2.0,  0.5, 0.1, 0.0, 0.7, 0.3,  -0.2, 0.4, -0.3, 1.2,  0.6},
+                 {3, 2, 4})
+                 .requires_grad_();
+  Tensor lp = log_softmax(z, 2);
+  Tensor targets = from_vector<int64_t>({1, 2, 3, 0}, {2, 2});
+  const std::vector<int64_t> il = {3, 3}, tl = {2, 1};
+  expect_values(ctc_loss(lp, targets, il, tl, 0, 0), {2}, {3.719253140352855, 3.570437887820032}, 1e-12);
+  expect_values(ctc_loss(lp, targets, il, tl, 0, 2), {}, {7.289691028172887}, 1e-12);
+  Tensor mean = ctc_loss(lp, targets, il, tl);  // each loss over its target length, then the batch mean
+  expect_values(mean, {}, {2.7150322289982296}, 1e-12);
+  // The gradient of the logits equals PyTorch's (its formula differs only by a term log_softmax cancels).
+  mean.backward();
+  expect_values(
+      z.grad(), {3, 2, 4},
+      {-0.03247784266423773,   -0.1328804464869493,  0.05126528939394705,  0.11409299975723997,  -0.1320847882901384,
+       0.16360537679013615,    0.08124402573523777,  -0.11276461423523552, 0.05160171084283275,  -0.09016484707129561,
+       -0.0032106612600557843, 0.04177379748851866,  -0.05414796300658137, 0.35149734585743714,  0.07842965907291798,
+       -0.37577904192377376,   0.03804654158061,     0.09714491070266924,  -0.17468762557319437, 0.03949617328991512,
+       -0.12217752869384542,   0.050225790599318844, 0.22509637677805558,  -0.15314463868352898},
+      1e-10);
+  // "1 1" needs 3 frames (a blank between the repeats): with 1 the loss is infinite, or 0.
+  Tensor repeats = from_vector<int64_t>({1, 1, 3, 0}, {2, 2});
+  const std::vector<int64_t> short_il = {1, 3};
+  expect_values(ctc_loss(lp, repeats, short_il, tl, 0, 0), {2}, {INFINITY, 3.570437887820032}, 1e-12);
+  expect_values(ctc_loss(lp, repeats, short_il, tl, 0, 0, true), {2}, {0, 3.570437887820032}, 1e-12);
+  CHECK(has(error_text<ValueError>([&] { ctc_loss(lp, targets, il, tl, 4); }), "blank must be in label range"));
+  CHECK(has(error_text<ShapeError>([&] { ctc_loss(lp, targets, std::vector<int64_t>{3}, tl); }),
+            "input_lengths must be of size batch_size"));
+  CHECK(has(error_text<ValueError>([&] {
+              ctc_loss(lp, targets, std::vector<int64_t>{4, 3}, tl);
+            }),
+            "Expected input_lengths to have value at most 3, but got value 4"));
+  CHECK(has(error_text<IndexError>([&] {
+              ctc_loss(lp, from_vector<int64_t>({1, 7, 3, 0}, {2, 2}), il, tl);
+            }),
+            "'targets'"));
+  CHECK(has(error_text<ValueError>([&] { ctc_loss(lp, targets, il, tl, 0, 5); }), "'reduction'"));
 }
