@@ -1,4 +1,5 @@
 // Distances between batches of vectors: cosine_similarity, pairwise_distance (PyTorch 1.13's).
+#include <algorithm>
 #include "kiln/gen/composite.h"
 #include "kiln/core.h"
 #include "kiln/pointwise.h"
