@@ -59,9 +59,13 @@ TEST_CASE("error contract: index values out of range") {
                  [&] { call("nll_loss", {logits, tensor<int64_t>({0, 3})}); });
   L.expect_error("cross_entropy class -2", "cross_entropy", {ErrorKind::Index}, {"'target'"},
                  [&] { call("cross_entropy", {logits, tensor<int64_t>({-2, 0})}); });
-  // class probabilities as targets are not supported (yet): refused as a dtype, not misread
-  L.expect_error("cross_entropy float target", "cross_entropy", {ErrorKind::DType}, {"'target'"},
-                 [&] { call("cross_entropy", {logits, zeros({2, 3})}); });
+  // a target of self's shape holds class probabilities, so it must be floating; any other is indices
+  L.expect_error("cross_entropy int64 probabilities", "cross_entropy", {ErrorKind::DType}, {"'target'"}, [&] {
+    call("cross_entropy", {logits, zeros({2, 3}, TensorOptions(kInt64))});
+  });
+  L.expect_error("cross_entropy float indices", "cross_entropy", {ErrorKind::DType}, {"'target'"}, [&] {
+    call("cross_entropy", {logits, zeros({2})});
+  });
   L.expect_error("stack of different shapes", "stack", {ErrorKind::Shape}, {"'tensors'"},
                  [&] { call("stack", {TensorList{zeros({2}), zeros({3})}}); });
   L.expect_error("cat of no tensors", "cat", {ErrorKind::Value}, {"'tensors'"}, [&] { call("cat", {TensorList{}}); });
