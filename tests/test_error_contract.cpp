@@ -137,7 +137,8 @@ void broadcast_case(Ledger& L, const OpInfo& op, const Named& named) {
   if (tensors.size() < 2 || op.name == "outer" || op.name == "tensor_split.tensor_indices_or_sections") return;
   // Ops that read as many places as their index names: any index shape fits (gather's along dim).
   static const std::set<std::string> free_index{
-      "gather", "index_select", "index_fill.int_Scalar", "index_fill.int_Tensor", "take", "take_along_dim"};
+      "gather",         "index_select", "index_fill.int_Scalar", "index_fill.int_Tensor", "take",
+      "take_along_dim", "embedding"};
   if (free_index.count(op.name)) return;
   // searchsorted/bucketize: any values shape fits a 1-D sequence, and so does any sequence length.
   if (op.name == "searchsorted.Tensor" || op.name == "bucketize.Tensor") return;

@@ -9,7 +9,11 @@
 #include "kiln/autograd.h"
 #include "kiln/core.h"
 #include "support/test_helpers.h"
+#include "kiln/gen/api/batch_norm.h"
+#include "kiln/gen/api/group_norm.h"
+#include "kiln/gen/api/instance_norm.h"
 #include "kiln/gen/api/layer_norm.h"
+#include "kiln/gen/api/local_response_norm.h"
 #include "kiln/gen/api/native_layer_norm.h"
 #include "kiln/gen/api/rms_norm.h"
 #include "kiln/gen/api/sum.h"
@@ -106,4 +110,71 @@ TEST_CASE("rms_norm: x / sqrt(mean(x^2) + eps) times weight; eps defaults to the
                 {3 * d0, 4 * d0, -1 / std::sqrt(1 + 2.220446049250313e-16), 1 / std::sqrt(1 + 2.220446049250313e-16)},
                 1e-15);
   CHECK(has(error_text<ShapeError>([&] { rms_norm(x, {3}); }), "expected input with shape [*, 3]"));
+}
+
+namespace {
+// [3, 2, 2]: 3 samples, 2 channels, 2 positions
+Tensor bn_input() { return from_vector<double>({1, 2, 3, -1, 0.5, 4, -2, 2, 3, 3, 1, 0}, {3, 2, 2}); }
+}  // namespace
+
+TEST_CASE("batch_norm: training normalizes with batch statistics and updates the running ones in place") {
+  Tensor rm = from_vector<double>({0.5, -0.5}, {2}), rv = from_vector<double>({2, 0.5}, {2});
+  Tensor w = from_vector<double>({1.5, -1}, {2}), b = from_vector<double>({0.1, 0.2}, {2});
+  Tensor y = batch_norm(bn_input(), w, b, rm, rv, /*training=*/true, /*momentum=*/0.2, 1e-5, true);
+  expect_values(y, {3, 2, 2},
+                {-1.4416693858439569, -0.20833387716879148, -1.263847599971922, 1.0783085599831534, -2.0583371401815396,
+                 2.2583371401815393, 1.6638475999719222, -0.6783085599831533, 1.025001631506374, 1.025001631506374,
+                 -0.09276951999438443, 0.49276951999438445},
+                1e-12);
+  // (1 - 0.2) * running + 0.2 * batch, with the unbiased batch variance
+  expect_values(rm, {2}, {0.8500000000000001, -0.30000000000000004}, 1e-12);
+  expect_values(rv, {2}, {1.955, 1.1}, 1e-9);
+  Tensor ye = batch_norm(bn_input(), w, b, rm, rv, /*training=*/false, 0.2, 1e-5, true);
+  expect_values(ye, {3, 2, 2},
+                {0.26091925990905074, 1.3337143259693898, -2.946412242669128, 0.8674207787479968, -0.27547827312111883,
+                 3.479304458090068, 1.820879034102278, -1.9929539873148467, 2.406509392029729, 2.406509392029729,
+                 -1.0394957319605655, -0.08603747660628439},
+                1e-9);
+}
+
+TEST_CASE("batch_norm: errors for channel counts, one value per channel, and eval without statistics") {
+  Tensor x = zeros({2, 3});
+  CHECK(has(
+      error_text<ShapeError>([&] { batch_norm(x, Tensor(), Tensor(), zeros({4}), ones({3}), true, 0.1, 1e-5, true); }),
+      "running_mean should contain 3 elements not 4"));
+  CHECK(has(error_text<ValueError>([&] {
+              batch_norm(zeros({1, 3}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, true);
+            }),
+            "Expected more than 1 value per channel when training, got input size [1, 3]"));
+  CHECK(has(
+      error_text<ValueError>([&] { batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), false, 0.1, 1e-5, true); }),
+      "running_mean must be defined in evaluation mode"));
+}
+
+TEST_CASE("group_norm, instance_norm and local_response_norm against PyTorch") {
+  Tensor g = arange(12, DType::Float64).reshape({1, 4, 3}).pow(1.5);
+  expect_values(group_norm(g, 2), {1, 4, 3},
+                {-1.1977903031331727, -0.9429857526229817, -0.4770942009613877, 0.1262129793170307, 0.8406461009483555,
+                 1.6510111764521567, -1.4035429274784552, -0.8905929569672187, -0.339562416556675, 0.24707848693197876,
+                 0.8672862316400084, 1.5193335824303624},
+                1e-12);
+  CHECK(has(error_text<ShapeError>([&] {
+              group_norm(zeros({2, 3, 4}), 2);
+            }),
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape [2, 3, 4] and "
+            "num_groups=2"));
+  Tensor rm = zeros({2}, DType::Float64), rv = ones({2}, DType::Float64);
+  Tensor yi = instance_norm(bn_input(), Tensor(), Tensor(), rm, rv, /*use_input_stats=*/true, 0.5, 1e-5, true);
+  expect_values(
+      yi, {3, 2, 2},
+      {-0.9999800005999799, 0.9999800005999799, 0.9999987500023437, -0.9999987500023437, -0.9999983673509371,
+       0.9999983673509372, -0.9999987500023437, 0.9999987500023437, 0.0, 0.0, 0.9999800005999799, -0.9999800005999799},
+      1e-9);
+  expect_values(rm, {2}, {1.125, 0.25}, 1e-12);
+  expect_values(rv, {2}, {1.6041666666666667, 3.25}, 1e-9);
+  expect_values(local_response_norm(bn_input(), 2), {3, 2, 2},
+                {0.9999625016405497, 1.999700052490377, 2.9988754919620195, -0.9998125410062276, 0.49999531255126894,
+                 3.9976016787689233, -1.9996813092560357, 1.9985013112980021, 2.9989878985074925, 2.9989878985074925,
+                 0.9996251639873398, 0.0},
+                1e-12);
 }

@@ -30,7 +30,9 @@ def param_type(t: Type, base=False):
         if t.is_list:  # a mutable list too: the handles are const, the kernel writes their data
             return "const TensorBaseList&" if base else "const TensorList&"
         tensor = "TensorBase" if base else "Tensor"
-        return f"{tensor}&" if t.mutable else f"const {tensor}&"
+        # a written Tensor? (batch_norm's running_mean) stays a const handle, as libtorch's
+        # const optional<Tensor>&: None is Tensor(), and the op writes the data, not the handle
+        return f"{tensor}&" if t.mutable and not t.optional else f"const {tensor}&"
     if b == "int":
         if t.is_list:
             return "OptIntList" if t.optional else "IntArrayRef"

@@ -571,7 +571,7 @@ class OpView:
     @property
     def arg_specs(self):
         def spec(a):
-            optional = a.has_default or (a.type.optional and a.type.base == "Tensor")
+            optional = a.has_default  # a Tensor? without a default must be passed (None is a value)
             type_text = re.sub(r"\(\w+!?\)", "", a.type.schema())  # Tensor(b!) -> Tensor
             return f'{{"{a.name}", "{type_text}", {str(a.kwarg_only).lower()}, {str(optional).lower()}}}'
         return ", ".join(spec(a) for a in self.sig.arguments)

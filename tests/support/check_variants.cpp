@@ -98,7 +98,10 @@ void check_layouts(const OpInfo& op, const Named& args, std::string& fail) {
     Named strided = args, dense = args;
     bool any = false;
     for (auto& [name, v] : strided) {
-      const bool written = op.writes_arg(name);   // each call writes its own copy
+      // each call writes its own copy: an in-place family's arguments, and a Tensor(a!)? the op
+      // updates (batch_norm's running statistics), which no expanded layout may alias
+      const ArgInfo* info = op.arg(name);
+      const bool written = op.writes_arg(name) || (info && info->mutable_ && name != op.args[0].name);
       if (v.kind() == Value::Kind::TensorList) {  // every element laid out so (ops over lists: meta: foreach)
         TensorList laid, contiguous;
         for (const Tensor& e : v.to_tensor_list()) {

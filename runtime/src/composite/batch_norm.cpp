@@ -1,0 +1,133 @@
+// batch_norm and instance_norm over native_layer_norm's fused kernels: in training, each channel's
+// values (over the batch and spatial dims) are moved into one contiguous row, normalized there,
+// and moved back, so the statistics and the backward are layer_norm's (autograd records the
+// parts). 16-bit inputs are normalized in float32. The running statistics are updated in place
+// without history: running = (1 - momentum) * running + momentum * batch, with the unbiased
+// batch variance, as PyTorch's.
+#include "kiln/gen/composite.h"
+#include "kiln/core.h"
+#include "kiln/gen/api/mean.h"
+#include "kiln/gen/api/native_batch_norm.h"
+#include "kiln/gen/api/native_layer_norm.h"
+#include "kiln/gen/api/repeat.h"
+#include "kiln/gen/api/reshape.h"
+#include "kiln/gen/api/rsqrt.h"
+#include "kiln/gen/api/square.h"
+
+namespace kiln::composite {
+namespace {
+
+void check_channels(const char* op, const char* name, const Tensor& t, int64_t channels) {
+  if (!t.defined()) return;
+  KILN_CHECK(t.numel() == channels, ShapeError, op, name, name, " should contain ", channels, " elements not ",
+             t.numel());
+}
+
+// [C] -> [C, 1, ..., 1], broadcasting over an input of `dim` dims along dim 1.
+Tensor per_channel(const Tensor& t, int64_t dim) {
+  DimVector shape(size_t(std::max<int64_t>(dim - 1, 1)), 1);
+  shape[0] = t.numel();
+  return kiln::reshape(t, shape);
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                                     const Tensor& running_mean, const Tensor& running_var,
+                                                     bool training, double momentum, double eps) {
+  const char* op = "native_batch_norm";
+  KILN_CHECK(input.dim() >= 2, ShapeError, op, "input", "expected 2 or more dimensions (got ", input.dim(), ")");
+  const int64_t C = input.size(1);
+  check_channels(op, "weight", weight, C);
+  check_channels(op, "bias", bias, C);
+  check_channels(op, "running_mean", running_mean, C);
+  check_channels(op, "running_var", running_var, C);
+  KILN_CHECK(running_mean.defined() == running_var.defined(), ValueError, op, "running_var",
+             "running_mean and running_var must be given together");
+  const DType dt = input.dtype();
+  const DType stat_dtype = running_mean.defined() ? running_mean.dtype() : dt;
+  Tensor y, save_mean, save_invstd;
+  if (training) {
+    // [N, C, *] -> [C, N * prod(*)]: one row per channel (a copy), in float32 for 16-bit inputs
+    const bool reduced = dt == DType::Float16 || dt == DType::BFloat16;
+    Tensor rows = kiln::reshape(input.transpose(0, 1), {C, -1});
+    if (reduced) rows = rows.to(DType::Float32);
+    const int64_t n = rows.size(1);
+    auto [normed, mean, rstd] = kiln::native_layer_norm(rows, {n}, Tensor(), Tensor(), eps);
+    DimVector moved = input.sizes();
+    std::swap(moved[0], moved[1]);
+    y = kiln::reshape(normed, moved).transpose(0, 1).contiguous();
+    if (reduced) y = y.to(dt);
+    save_mean = kiln::reshape(mean, {C});
+    save_invstd = kiln::reshape(rstd, {C});
+    if (running_mean.defined()) {
+      NoGradGuard no_grad;
+      const Tensor batch_var =
+          (kiln::square(save_invstd).reciprocal() - eps) * (double(n) / double(std::max<int64_t>(n - 1, 1)));
+      Tensor rm = running_mean, rv = running_var;
+      rm.copy_(rm * (1 - momentum) + save_mean.detach().to(rm.dtype()) * momentum);
+      rv.copy_(rv * (1 - momentum) + batch_var.to(rv.dtype()) * momentum);
+    }
+    save_mean = save_mean.to(stat_dtype).detach();  // statistics carry no gradient (PyTorch's)
+    save_invstd = save_invstd.to(stat_dtype).detach();
+  } else {
+    KILN_CHECK(running_mean.defined(), ValueError, op, "running_mean",
+               "running_mean must be defined in evaluation mode");
+    const Tensor scale = kiln::rsqrt(running_var + eps);
+    y = (input - per_channel(running_mean, input.dim()).to(dt)) * per_channel(scale, input.dim()).to(dt);
+    save_mean = kiln::empty({0}, TensorOptions(stat_dtype, input.device()));
+    save_invstd = kiln::empty({0}, TensorOptions(stat_dtype, input.device()));
+  }
+  if (weight.defined()) y = y * per_channel(weight, input.dim());
+  if (bias.defined()) y = y + per_channel(bias, input.dim());
+  return {y, save_mean, save_invstd};
+}
+
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps, bool /*cudnn_enabled*/) {
+  if (training && input.dim() >= 2) {
+    const int64_t per_channel_count = input.numel() / std::max<int64_t>(input.size(1), 1);
+    KILN_CHECK(per_channel_count != 1, ValueError, "batch_norm", "input",
+               "Expected more than 1 value per channel when training, got input size ", shape_str(input.sizes()));
+  }
+  return std::get<0>(kiln::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps));
+}
+
+// Each (sample, channel) normalized on its own: batch_norm over [1, N * C, *] with the per-channel
+// parameters repeated N times; the running statistics take the mean over the samples.
+Tensor instance_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                     const Tensor& running_var, bool use_input_stats, double momentum, double eps,
+                     bool /*cudnn_enabled*/) {
+  const char* op = "instance_norm";
+  KILN_CHECK(input.dim() >= 2, ShapeError, op, "input", "expected 2 or more dimensions (got ", input.dim(), ")");
+  const int64_t N = input.size(0), C = input.size(1);
+  check_channels(op, "weight", weight, C);
+  check_channels(op, "bias", bias, C);
+  check_channels(op, "running_mean", running_mean, C);
+  check_channels(op, "running_var", running_var, C);
+  KILN_CHECK(use_input_stats || running_mean.defined(), ValueError, op, "running_mean",
+             "Expected running_mean and running_var to be defined when use_input_stats is false");
+  DimVector folded;  // [1, N * C, *]
+  folded.push_back(1);
+  folded.push_back(N * C);
+  for (int64_t d = 2; d < input.dim(); ++d) folded.push_back(input.size(d));
+  const Tensor x = kiln::reshape(input, folded);
+  const Tensor w = weight.defined() ? kiln::repeat(weight, {N}) : Tensor();
+  const Tensor b = bias.defined() ? kiln::repeat(bias, {N}) : Tensor();
+  Tensor rm, rv;
+  if (running_mean.defined()) {
+    NoGradGuard no_grad;
+    rm = kiln::repeat(running_mean, {N});
+    rv = kiln::repeat(running_var, {N});
+  }
+  Tensor y = std::get<0>(kiln::native_batch_norm(x, w, b, rm, rv, use_input_stats, momentum, eps));
+  if (running_mean.defined() && use_input_stats) {
+    NoGradGuard no_grad;
+    Tensor out_mean = running_mean, out_var = running_var;
+    out_mean.copy_(kiln::mean(kiln::reshape(rm, {N, C}), {0}));
+    out_var.copy_(kiln::mean(kiln::reshape(rv, {N, C}), {0}));
+  }
+  return kiln::reshape(y, input.sizes());
+}
+
+}  // namespace kiln::composite
