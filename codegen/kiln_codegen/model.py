@@ -386,7 +386,7 @@ def _check_meta(op, raw, errors):
     most = 3 if fam.get("result_sizes") else 2
     if returns != ["Tensor"] and not (2 <= len(returns) <= most and set(returns) == {"Tensor"}
                                       and all(r.name for r in op.sig.returns)):
-        errors.append(RegistryError(where, f"{op.full_name}: a structured op returns Tensor or two named Tensors "
+        errors.append(RegistryError(where, f"{op.full_name}: a structured op returns Tensor or {most} named Tensors at most "
                                     "(an int64 one when named indices: (Tensor values, Tensor indices))"))
     return op
 
