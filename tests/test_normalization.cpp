@@ -83,6 +83,11 @@ TEST_CASE("layer_norm: 16-bit inputs compute in float32; empty batches are legal
   CHECK(out.sizes().vec() == std::vector<int64_t>{0, 4});
   sum(out).backward();
   expect_values(w.grad(), {4}, {0, 0, 0, 0}, 0);
+  // empty rows: mean 0 and rstd NaN, as PyTorch's
+  auto [ye, me, re] = native_layer_norm(zeros({2, 0}), {0}, Tensor(), Tensor(), 1e-5);
+  CHECK(ye.sizes().vec() == std::vector<int64_t>{2, 0});
+  expect_values(me, {2, 1}, {0, 0}, 0);
+  expect_values(re, {2, 1}, {std::nan(""), std::nan("")}, 0);
 }
 
 TEST_CASE("layer_norm: PyTorch's errors name the argument") {

@@ -35,7 +35,7 @@ void layer_norm_rows(const meta::LayerNormPlan& plan, const T* x, const T* w, co
     C s = 0;
 #pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < N; ++i) s += C(xr[i]);
-    const C mu = s / C(N);
+    const C mu = N > 0 ? s / C(N) : C(0);  // an empty row: mean 0 and rstd NaN, as PyTorch's
     C q = 0;
 #pragma omp simd reduction(+ : q)
     for (int64_t i = 0; i < N; ++i) {
@@ -120,7 +120,6 @@ void native_layer_norm(const meta::LayerNormPlan& plan, const TensorBase& output
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_floating(dtype_of<T>)) {  // the registry admits floating dtypes only
-      if (plan.N == 0) return;
       layer_norm_rows<T>(plan, static_cast<const T*>(input.data_ptr()), ptr_or_null<T>(weight), ptr_or_null<T>(bias),
                          static_cast<T*>(output.data_ptr()), static_cast<T*>(mean.data_ptr()),
                          static_cast<T*>(rstd.data_ptr()));

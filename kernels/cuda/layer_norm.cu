@@ -45,7 +45,7 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, T* m
   T* yr = y + r * N;
   Acc s = 0;
   for (int64_t i = threadIdx.x; i < N; i += blockDim.x) s += Acc(xr[i]);
-  const Acc mu = block_sum(s, shared) / Acc(N);
+  const Acc mu = N > 0 ? block_sum(s, shared) / Acc(N) : Acc(0);  // an empty row: mean 0, rstd NaN (PyTorch's)
   Acc q = 0;
   for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
     const Acc d = Acc(xr[i]) - mu;
@@ -132,7 +132,7 @@ unsigned blocks_for(int64_t n, int threads) { return unsigned((n + threads - 1) 
 void native_layer_norm(const meta::LayerNormPlan& plan, const TensorBase& output, const TensorBase& mean,
                        const TensorBase& rstd, const TensorBase& input, const TensorBase& weight,
                        const TensorBase& bias) {
-  if (plan.M == 0 || plan.N == 0) return;
+  if (plan.M == 0) return;
   const int dev = input.device().index;
   detail::check_device(dev, "native_layer_norm");
   KILN_CHECK(plan.M <= 0x7fffffff, NotImplementedError, "native_layer_norm", "input",
