@@ -29,11 +29,8 @@ TEST_CASE("native_dropout: keeps about 1 - p, scales by 1 / (1 - p), and replays
   const double kept = mean(mask.to(DType::Float64)).item<double>();
   CHECK(std::fabs(kept - 0.7) < 0.01);
   const std::vector<float> ys = y.to_vector<float>();
-  const std::vector<bool> ms = [&] {
-    std::vector<bool> v;
-    for (uint8_t b : mask.to(DType::UInt8).to_vector<uint8_t>()) v.push_back(b != 0);
-    return v;
-  }();
+  std::vector<bool> ms;  // (no lambda here: clang's C++17 cannot capture a structured binding)
+  for (uint8_t b : mask.to(DType::UInt8).to_vector<uint8_t>()) ms.push_back(b != 0);
   for (size_t i = 0; i < ys.size(); i += 997) CHECK(ys[i] == (ms[i] ? float(1 / 0.7) : 0.0f));
   manual_seed(7);
   auto [y2, mask2] = native_dropout(x, 0.3, true);
