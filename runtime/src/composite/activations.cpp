@@ -18,6 +18,9 @@ Tensor glu(const Tensor& self, int64_t dim) {
   const int64_t n = self.size(dim);
   KILN_CHECK(n % 2 == 0, ShapeError, "glu", "self", "Halving dimension must be even, but dimension ", dim, " is size ",
              n);
+  // an empty input: the first half (at offset 0) is the empty result; a view at a nonzero offset
+  // into an empty tensor's null storage is never made
+  if (self.numel() == 0) return kiln::narrow(self, dim, 0, n / 2).clone();
   return kiln::narrow(self, dim, 0, n / 2) * kiln::sigmoid(kiln::narrow(self, dim, n / 2, n / 2));
 }
 
