@@ -144,6 +144,14 @@ TEST_CASE("batch_norm: training normalizes with batch statistics and updates the
                 1e-9);
 }
 
+TEST_CASE("batch_norm: an empty batch in training leaves the running statistics as they were") {
+  Tensor rm = from_vector<double>({0.5, -0.5}, {2}), rv = from_vector<double>({2, 0.5}, {2});
+  Tensor y = batch_norm(zeros({0, 2, 3}, DType::Float64), Tensor(), Tensor(), rm, rv, true, 0.2, 1e-5, true);
+  CHECK(y.sizes().vec() == std::vector<int64_t>{0, 2, 3});
+  expect_values(rm, {2}, {0.5, -0.5}, 0);
+  expect_values(rv, {2}, {2, 0.5}, 0);
+}
+
 TEST_CASE("batch_norm: errors for channel counts, one value per channel, and eval without statistics") {
   Tensor x = zeros({2, 3});
   CHECK(has(

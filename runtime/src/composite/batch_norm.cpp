@@ -60,7 +60,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
     if (reduced) y = y.to(dt);
     save_mean = kiln::reshape(mean, {C});
     save_invstd = kiln::reshape(rstd, {C});
-    if (running_mean.defined()) {
+    if (running_mean.defined() && n > 0) {  // an empty batch leaves the running statistics alone
       NoGradGuard no_grad;
       const Tensor batch_var =
           (kiln::square(save_invstd).reciprocal() - eps) * (double(n) / double(std::max<int64_t>(n - 1, 1)));
