@@ -2,6 +2,7 @@
 // autograd records the parts).
 #include "kiln/gen/composite.h"
 #include "kiln/core.h"
+#include "kiln/meta/normalization.h"
 #include "kiln/gen/api/mean.h"
 #include "kiln/gen/api/native_layer_norm.h"
 #include "kiln/gen/api/rsqrt.h"
@@ -16,28 +17,16 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tenso
 
 // x / sqrt(mean(x^2) + eps) over the last len(normalized_shape) dims, in float32 for 16-bit inputs.
 Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight, std::optional<double> eps) {
-  const int64_t k = int64_t(normalized_shape.size());
-  KILN_CHECK(k >= 1, ShapeError, "rms_norm", "normalized_shape",
-             "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got "
-             "normalized_shape = ",
-             shape_str(normalized_shape));
-  const int64_t axis = input.dim() - k;
-  bool fits = axis >= 0;
-  for (int64_t i = 0; fits && i < k; ++i) fits = input.size(axis + i) == normalized_shape[size_t(i)];
-  KILN_CHECK(fits, ShapeError, "rms_norm", "input", "Given normalized_shape=", shape_str(normalized_shape),
-             ", expected input with shape [*, ", shape_str(normalized_shape).substr(1), ", but got input of size",
-             shape_str(input.sizes()));
+  // normalized_shape against input: layer_norm's checks and messages (weight's dtype may differ here)
+  meta::layer_norm("rms_norm", input, normalized_shape, Tensor(), Tensor(), 0.0);
+  const int64_t axis = input.dim() - int64_t(normalized_shape.size());
   if (weight.defined())
     KILN_CHECK(weight.sizes().equals(normalized_shape), ShapeError, "rms_norm", "weight",
                "Expected weight to be of same shape as normalized_shape, but got weight of shape ",
                shape_str(weight.sizes()), " and normalized_shape = ", shape_str(normalized_shape));
   const DType dt = input.dtype();
   const bool reduced = dt == DType::Float16 || dt == DType::BFloat16;
-  const double e = eps ? *eps
-                       : (dt == DType::Float64   ? 2.220446049250313e-16
-                          : dt == DType::Float32 ? 1.1920928955078125e-07
-                          : dt == DType::Float16 ? 0.0009765625
-                                                 : 0.0078125);
+  const double e = eps ? *eps : finfo(dt).eps;
   DimVector dims;
   for (int64_t d = axis; d < input.dim(); ++d) dims.push_back(d);
   const Tensor x = reduced ? input.to(DType::Float32) : input;
