@@ -44,72 +44,73 @@ AUTOCAST_LOWER = {"cpu": ["bfloat16"], "cuda": ["float16", "bfloat16"]}
 COMPARES = ["values", "metadata"]
 TOP_KEYS = {"dtype_groups", "ops"}
 # Meta families of structured kernel ops (`kernel:` + `meta:`): the shared, device-independent
-# step in runtime/include/kiln/meta/<family>.h, the plan it returns (kiln::meta::<plan>), the
+# step in runtime/include/kiln/meta/<header>.h (the only meta header an entry or kernel of the
+# family includes, so a new family recompiles nothing else), the plan it returns (kiln::meta::<plan>), the
 # arguments it consumes, its result_dtype rules, and whether an in-place variant is legal (the
 # result has self's shape).
 META_FAMILIES = {
-    "along_dim": dict(plan="AlongDimPlan", args={"self": ["Tensor"], "dim": ["int"], "dtype": ["ScalarType?"]},
+    "along_dim": dict(plan="AlongDimPlan", header="along_dim", args={"self": ["Tensor"], "dim": ["int"], "dtype": ["ScalarType?"]},
                       required=["self", "dim"], inplace=True, results=["self", "accumulate", "floating"],
                       more_tensors=True),
-    "reduction": dict(plan="ReducePlan", args={"self": ["Tensor"], "dim": ["int", "int?", "int[]", "int[1]", "int[]?", "int[1]?"],
+    "reduction": dict(plan="ReducePlan", header="reduction", args={"self": ["Tensor"], "dim": ["int", "int?", "int[]", "int[1]", "int[]?", "int[1]?"],
                             "keepdim": ["bool"], "dtype": ["ScalarType?"]},
                       required=["self"], inplace=False, results=["self", "inexact", "accumulate", "real", "logical", "int64"],
                       more_tensors=False),
     # op-specific meta steps: every argument goes to the meta function and the kernel;
     # dense_inputs: the kernel gets its tensors contiguous (else in any layout)
-    "nll_loss": dict(custom=True, plan="NllLossPlan", dense_inputs=True, inplace=False, results=["self"]),
-    "mm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
-    "addmm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
-    "bmm": dict(custom=True, plan="MatmulPlan", dense_inputs=False, inplace=False, results=["self"]),
+    "nll_loss": dict(custom=True, plan="NllLossPlan", header="nll_loss", dense_inputs=True, inplace=False, results=["self"]),
+    "mm": dict(custom=True, plan="MatmulPlan", header="matmul", dense_inputs=False, inplace=False, results=["self"]),
+    "addmm": dict(custom=True, plan="MatmulPlan", header="matmul", dense_inputs=False, inplace=False, results=["self"]),
+    "bmm": dict(custom=True, plan="MatmulPlan", header="matmul", dense_inputs=False, inplace=False, results=["self"]),
     # sorting and selection (kiln/meta/sorting.h): the plan carries dim, order, k and the
     # result sizes (plan_only: the kernel gets no argument besides the plan and the tensors)
-    "sort": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
-    "topk": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
-    "kthvalue": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
-    "select_dim": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
-    "select_all": dict(custom=True, plan="SortPlan", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
+    "sort": dict(custom=True, plan="SortPlan", header="sorting", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
+    "topk": dict(custom=True, plan="SortPlan", header="sorting", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
+    "kthvalue": dict(custom=True, plan="SortPlan", header="sorting", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
+    "select_dim": dict(custom=True, plan="SortPlan", header="sorting", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
+    "select_all": dict(custom=True, plan="SortPlan", header="sorting", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
     # indexing (kiln/meta/indexing.h): the kernels check index values before writing; the
     # scatter and index_* families write self's shape, so they have in-place variants
-    "gather": dict(custom=True, plan="ScatterGatherPlan", dense_inputs=True, inplace=False, results=["self"]),
-    "scatter": dict(custom=True, plan="ScatterGatherPlan", dense_inputs=True, inplace=True, results=["self"]),
-    "scatter_add": dict(custom=True, plan="ScatterGatherPlan", dense_inputs=True, inplace=True, results=["self"]),
-    "scatter_reduce": dict(custom=True, plan="ScatterGatherPlan", dense_inputs=True, inplace=True, results=["self"]),
-    "index_select": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=False, results=["self"]),
-    "index_add": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
-    "index_copy": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
-    "index_fill": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
-    "take": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=False, results=["self"]),
-    "put": dict(custom=True, plan="IndexPlan", dense_inputs=True, inplace=True, results=["self"]),
+    "gather": dict(custom=True, plan="ScatterGatherPlan", header="indexing", dense_inputs=True, inplace=False, results=["self"]),
+    "scatter": dict(custom=True, plan="ScatterGatherPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
+    "scatter_add": dict(custom=True, plan="ScatterGatherPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
+    "scatter_reduce": dict(custom=True, plan="ScatterGatherPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
+    "index_select": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=False, results=["self"]),
+    "index_add": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
+    "index_copy": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
+    "index_fill": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
+    "take": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=False, results=["self"]),
+    "put": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
     # masks (kiln/meta/masking.h): nonzero and masked_select given their result's length (their
     # composites count first); masked_scatter writes self's shape broadcast with mask's
-    "nonzero_sized": dict(custom=True, plan="MaskPlan", dense_inputs=True, inplace=False, results=["self"]),
-    "masked_select_sized": dict(custom=True, plan="MaskPlan", dense_inputs=True, inplace=False, results=["self"]),
-    "masked_scatter": dict(custom=True, plan="MaskPlan", dense_inputs=True, inplace=True, results=["self"]),
+    "nonzero_sized": dict(custom=True, plan="MaskPlan", header="masking", dense_inputs=True, inplace=False, results=["self"]),
+    "masked_select_sized": dict(custom=True, plan="MaskPlan", header="masking", dense_inputs=True, inplace=False, results=["self"]),
+    "masked_scatter": dict(custom=True, plan="MaskPlan", header="masking", dense_inputs=True, inplace=True, results=["self"]),
     # searching and histograms (kiln/meta/searching.h): searchsorted/bucketize search rows of a
     # sorted sequence (int64 or int32 results), histc counts into bins (self's dtype), _bincount
     # into a length the composite bincount read from the data (int64, or the weights' dtype)
-    "searchsorted": dict(custom=True, plan="SearchPlan", dense_inputs=True, inplace=False, results=["self"]),
-    "bucketize": dict(custom=True, plan="SearchPlan", dense_inputs=True, inplace=False, results=["self"]),
-    "histc": dict(custom=True, plan="HistcPlan", dense_inputs=True, inplace=False, results=["self"]),
-    "bincount": dict(custom=True, plan="BincountPlan", dense_inputs=True, inplace=False, results=["self"]),
+    "searchsorted": dict(custom=True, plan="SearchPlan", header="searching", dense_inputs=True, inplace=False, results=["self"]),
+    "bucketize": dict(custom=True, plan="SearchPlan", header="searching", dense_inputs=True, inplace=False, results=["self"]),
+    "histc": dict(custom=True, plan="HistcPlan", header="searching", dense_inputs=True, inplace=False, results=["self"]),
+    "bincount": dict(custom=True, plan="BincountPlan", header="searching", dense_inputs=True, inplace=False, results=["self"]),
     # normalization (kiln/meta/normalization.h): layer_norm normalizes M rows of N elements and
     # saves each row's mean and rstd (sized as PyTorch's: the batch dims, then 1s); its backward
     # gives the input's gradient and the affine parameters' (of normalized_shape)
-    "layer_norm": dict(custom=True, plan="LayerNormPlan", dense_inputs=True, plan_only=True, inplace=False,
+    "layer_norm": dict(custom=True, plan="LayerNormPlan", header="normalization", dense_inputs=True, plan_only=True, inplace=False,
                        results=["self"], result_sizes={"mean": "stat_sizes", "rstd": "stat_sizes"}),
-    "layer_norm_backward": dict(custom=True, plan="LayerNormPlan", dense_inputs=True, plan_only=True, inplace=False,
+    "layer_norm_backward": dict(custom=True, plan="LayerNormPlan", header="normalization", dense_inputs=True, plan_only=True, inplace=False,
                                 results=["self"],
                                 result_sizes={"grad_weight": "param_sizes", "grad_bias": "param_sizes"}),
     # shape copies (kiln/meta/shape_build.h): flip reverses dims, triangle keeps tril's or
     # triu's part of each matrix (in place too); both copy bytes, so every dtype shares one kernel
-    "flip": dict(custom=True, plan="FlipPlan", dense_inputs=True, inplace=False, results=["self"]),
-    "triangle": dict(custom=True, plan="TrianglePlan", dense_inputs=True, inplace=True, results=["self"]),
+    "flip": dict(custom=True, plan="FlipPlan", header="shape_build", dense_inputs=True, inplace=False, results=["self"]),
+    "triangle": dict(custom=True, plan="TrianglePlan", header="shape_build", dense_inputs=True, inplace=True, results=["self"]),
     # factories: the meta step takes the op's arguments and its TensorOptions and resolves the
     # result's sizes and dtype; the kernel fills the new tensor on the options' device
-    "arange": dict(custom=True, factory=True, plan="RangePlan", dense_inputs=False, inplace=False, results=["self"]),
-    "linspace": dict(custom=True, factory=True, plan="LinspacePlan", dense_inputs=False, inplace=False, results=["self"]),
-    "eye": dict(custom=True, factory=True, plan="EyePlan", dense_inputs=False, inplace=False, results=["self"]),
-    "tri_indices": dict(custom=True, factory=True, plan="TriIndicesPlan", dense_inputs=False, inplace=False,
+    "arange": dict(custom=True, factory=True, plan="RangePlan", header="factories", dense_inputs=False, inplace=False, results=["self"]),
+    "linspace": dict(custom=True, factory=True, plan="LinspacePlan", header="factories", dense_inputs=False, inplace=False, results=["self"]),
+    "eye": dict(custom=True, factory=True, plan="EyePlan", header="factories", dense_inputs=False, inplace=False, results=["self"]),
+    "tri_indices": dict(custom=True, factory=True, plan="TriIndicesPlan", header="shape_build", dense_inputs=False, inplace=False,
                         results=["self"]),
     # In-place families (mutates): the kernel writes into the op's mutable arguments (Tensor(a!),
     # Tensor(a!)[]); nothing is allocated and the op returns () or the mutable argument it names
@@ -117,9 +118,9 @@ META_FAMILIES = {
     # (kiln/meta/foreach.h: lengths, devices, layouts, sizes across lists; the other Tensor
     # arguments are 1-element float32 tensors on the lists' device, as found_inf and grad_scale);
     # the kernel gets the lists as TensorBaseLists, then the Tensors, then the other arguments.
-    "foreach": dict(custom=True, mutates=True, foreach=True, plan="ForeachPlan", dense_inputs=False, inplace=False,
+    "foreach": dict(custom=True, mutates=True, foreach=True, plan="ForeachPlan", header="foreach", dense_inputs=False, inplace=False,
                     results=["self"]),
-    "amp_update_scale": dict(custom=True, mutates=True, plan="AmpUpdateScalePlan", dense_inputs=False, inplace=False,
+    "amp_update_scale": dict(custom=True, mutates=True, plan="AmpUpdateScalePlan", header="amp", dense_inputs=False, inplace=False,
                              results=["self"]),
 }
 OPERATORS = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^", "<<", ">>", "~"}

@@ -168,14 +168,17 @@ def _operators(views):
 
 
 def _kernel_signatures(views, backend):
-    """Hand-written kernels of `backend` by name: (entries naming it, its distinct signatures)."""
+    """Hand-written kernels of `backend` by name: (entries naming it, its distinct signatures,
+    the meta headers declaring their plans)."""
     kernels = {}
     for v in views:
         if backend in v.op.backends and v.op.kind == "kernel" and v.op.structured:
-            entries, signatures = kernels.setdefault(v.op.body, ([], []))
+            entries, signatures, headers = kernels.setdefault(v.op.body, ([], [], []))
             entries.append(v.full)
             if v.kernel_params not in signatures:
                 signatures.append(v.kernel_params)
+            if v.meta_header not in headers:
+                headers.append(v.meta_header)
     return kernels
 
 
@@ -248,9 +251,10 @@ def render(registry, out_dir, sources=None):
     decl_tpl = env.get_template("kernel_decl.h.j2")
     for backend, label in (("cpu", "CPU"), ("cuda", "CUDA")):
         kernels = _kernel_signatures(views, backend)
-        for name, (entries, signatures) in kernels.items():
+        for name, (entries, signatures, headers) in kernels.items():
             w.write(f"{inc}/kernels/{backend}/{name}.h", decl_tpl.render(name=name, entries=entries, signatures=signatures,
-                                                                       backend=backend, label=label))
+                                                                       headers=sorted(headers), backend=backend,
+                                                                       label=label))
     w.write(f"{inc}/composite.h", env.get_template("composite.h.j2").render(ops=views))
     # One list per CMake target: the core (the entries of composite ops, the registry), the op
     # entries over TensorBase (each with its own kernel table), the CPU and the CUDA kernels.

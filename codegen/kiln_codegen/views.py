@@ -489,6 +489,7 @@ class OpView:
             return
         fam = self.family = META_FAMILIES[op.meta]
         self.plan_type = "meta::" + fam["plan"]
+        self.meta_header = f"kiln/meta/{fam['header']}.h"
         # results in return order: (name in the out= signature, dtype expression)
         if self.multi_output:
             # a family may size a result from a plan field of its own (layer_norm's mean, rstd)

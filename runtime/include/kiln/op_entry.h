@@ -12,7 +12,7 @@
 #include "kiln/autograd/graph.h"
 #include "kiln/destination.h"
 #include "kiln/dispatch.h"
-#include "kiln/meta.h"
+#include "kiln/meta/inputs.h"  // each structured entry includes its own family's header too
 #include "kiln/pointwise.h"
 #include "kiln/tensor_base.h"
 
