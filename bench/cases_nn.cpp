@@ -1,8 +1,11 @@
 // NN layers (issue 16): layer_norm [4096, 1024] forward and forward + backward (input, weight and
 // bias gradients), embedding of 64k tokens from a 50k x 512 table forward and forward + backward
 // (the table's dense gradient), dropout(p = 0.1) of 16M float32 in training. float32; both sides
-// get the same tensors (the dropout masks differ: each library draws its own).
+// get the same tensors (the dropout masks differ: each library draws its own). conv2d
+// [16,64,56,56] x [64,64,3,3] (padding 1) forward and forward + backward (input, weight and bias
+// gradients): libtorch runs oneDNN here, kiln im2col + OpenBLAS.
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <kiln/kiln.h>
 
 #include "cases.h"
@@ -11,6 +14,9 @@
 namespace kiln_bench {
 namespace {
 
+constexpr int64_t kConvN = 16, kConvC = 64, kConvHW = 56;
+// one 3x3 convolution's multiply-adds, counted as two flops
+constexpr double kConvFlops = 2.0 * kConvN * kConvC * kConvHW * kConvHW * kConvC * 9;
 constexpr int64_t kRows = 4096, kCols = 1024, kTable = 50000, kDim = 512, kTokens = 1 << 16, kDrop = 16 << 20;
 
 }  // namespace
@@ -57,6 +63,30 @@ std::vector<Case> nn_cases() {
                          [=]() mutable {
                            at::embedding(tw, idx.t).backward(g.t);
                            tw.mutable_grad().reset();
+                         }};
+       }},
+      {"conv2d [16,64,56,56] x [64,64,3,3] fwd", "nn", 0, kConvFlops, "",
+       [] {
+         Twin x = twin_randn({kConvN, kConvC, kConvHW, kConvHW}), w = twin_randn({kConvC, kConvC, 3, 3}),
+              b = twin_randn({kConvC});
+         return Prepared{[x, w, b] { kiln::Tensor r = kiln::conv2d(x.k, w.k, b.k, {1}, {1}); },
+                         [x, w, b] { at::Tensor r = at::conv2d(x.t, w.t, b.t, 1, 1); }};
+       }},
+      {"conv2d [16,64,56,56] x [64,64,3,3] fwd+bwd", "nn", 0, 3 * kConvFlops, "",
+       [] {
+         Twin x = twin_randn({kConvN, kConvC, kConvHW, kConvHW}), w = twin_randn({kConvC, kConvC, 3, 3}),
+              b = twin_randn({kConvC}), g = twin_randn({kConvN, kConvC, kConvHW, kConvHW});
+         kiln::Tensor kx = x.k.detach().requires_grad_(true), kw = w.k.detach().requires_grad_(true),
+                      kb = b.k.detach().requires_grad_(true);
+         at::Tensor tx = x.t.detach().requires_grad_(true), tw = w.t.detach().requires_grad_(true),
+                    tb = b.t.detach().requires_grad_(true);
+         return Prepared{[=] {
+                           kiln::TensorList grads = kiln::autograd::grad({kiln::conv2d(kx, kw, kb, {1}, {1})},
+                                                                         {kx, kw, kb}, {g.k});
+                         },
+                         [=] {
+                           std::vector<at::Tensor> grads = torch::autograd::grad({at::conv2d(tx, tw, tb, 1, 1)},
+                                                                                {tx, tw, tb}, {g.t});
                          }};
        }},
       {"dropout 16M float32 p=0.1 train", "nn", double(kDrop) * 4 * 2, 0, "",

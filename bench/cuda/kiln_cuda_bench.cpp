@@ -142,6 +142,34 @@ std::vector<Case> cases() {
                  kiln::Tensor a = randn({64, 512, 512}), b = randn({64, 512, 512});
                  return std::function<void()>([a, b] { kiln::Tensor r = kiln::bmm(a, b); });
                }});
+  // NN layers (issue 16): layer_norm's fused kernels, conv2d (im2col + cuBLAS; PyTorch runs cuDNN)
+  c.push_back({"layer_norm [4096,1024] fwd", 2 * 4096 * 1024 * kF32, 0, [] {
+                 kiln::Tensor x = randn({4096, 1024}), w = randn({1024}), b = randn({1024});
+                 return std::function<void()>([x, w, b] { kiln::Tensor r = kiln::layer_norm(x, {1024}, w, b); });
+               }});
+  c.push_back({"layer_norm [4096,1024] fwd+bwd", 5 * 4096 * 1024 * kF32, 0, [] {
+                 kiln::Tensor x = randn({4096, 1024}).requires_grad_(), w = randn({1024}).requires_grad_(),
+                              b = randn({1024}).requires_grad_(), g = randn({4096, 1024});
+                 return std::function<void()>([x, w, b, g] {
+                   kiln::TensorList r = kiln::autograd::grad({kiln::layer_norm(x, {1024}, w, b)}, {x, w, b}, {g});
+                 });
+               }});
+  for (kiln::DType dt : {kiln::kFloat32, kiln::kBFloat16}) {
+    const std::string suffix = dt == kiln::kFloat32 ? " float32" : " bfloat16";
+    const double flops = 2.0 * 16 * 64 * 56 * 56 * 64 * 9;
+    c.push_back({"conv2d [16,64,56,56] x [64,64,3,3]" + suffix + " fwd", 0, flops, [dt] {
+                   kiln::Tensor x = randn({16, 64, 56, 56}, dt), w = randn({64, 64, 3, 3}, dt), b = randn({64}, dt);
+                   return std::function<void()>([x, w, b] { kiln::Tensor r = kiln::conv2d(x, w, b, {1}, {1}); });
+                 }});
+    c.push_back({"conv2d [16,64,56,56] x [64,64,3,3]" + suffix + " fwd+bwd", 0, 3 * flops, [dt] {
+                   kiln::Tensor x = randn({16, 64, 56, 56}, dt).requires_grad_(),
+                                w = randn({64, 64, 3, 3}, dt).requires_grad_(), b = randn({64}, dt).requires_grad_(),
+                                g = randn({16, 64, 56, 56}, dt);
+                   return std::function<void()>([x, w, b, g] {
+                     kiln::TensorList r = kiln::autograd::grad({kiln::conv2d(x, w, b, {1}, {1})}, {x, w, b}, {g});
+                   });
+                 }});
+  }
   c.push_back({"MLP training step 784-256-256-10, batch 128", 0, 0, [] {
                  auto m = std::make_shared<kiln_bench::KilnMlp>();
                  const int64_t dims[] = {784, 256, 256, 10};

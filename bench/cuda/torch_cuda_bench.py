@@ -54,6 +54,7 @@ def mm_case(name, n, dtype, tf32):
             torch.backends.cuda.matmul.allow_tf32 = tf32
             torch.mm(a, b)
             torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False  # kiln's float32 convolutions run without TF32 too
         return run
     return (name, 0, 2.0 * n * n * n, prepare)
 
@@ -99,6 +100,33 @@ def mlp():
     return step
 
 
+def layer_norm(backward):
+    def prepare():
+        F = torch.nn.functional
+        x, w, b = randn(4096, 1024), randn(1024), randn(1024)
+        if not backward:
+            return lambda: F.layer_norm(x, (1024,), w, b)
+        x, w, b = (t.requires_grad_() for t in (x, w, b))
+        g = randn(4096, 1024)
+        return lambda: torch.autograd.grad(F.layer_norm(x, (1024,), w, b), (x, w, b), g)
+    return prepare
+
+
+def conv2d(dtype, backward):
+    def prepare():
+        F = torch.nn.functional
+        x, w, b = randn(16, 64, 56, 56, dtype=dtype), randn(64, 64, 3, 3, dtype=dtype), randn(64, dtype=dtype)
+        if not backward:
+            return lambda: F.conv2d(x, w, b, 1, 1)
+        x, w, b = (t.requires_grad_() for t in (x, w, b))
+        g = randn(16, 64, 56, 56, dtype=dtype)
+        return lambda: torch.autograd.grad(F.conv2d(x, w, b, 1, 1), (x, w, b), g)
+    return prepare
+
+
+CONV_FLOPS = 2.0 * 16 * 64 * 56 * 56 * 64 * 9
+
+
 def cases():
     return [
         ("add 1 element (launch overhead)", 0, 0, pair([1], [1], lambda x, y: x + y)),
@@ -124,6 +152,12 @@ def cases():
         mm_case("mm 4096 bfloat16", 4096, torch.bfloat16, False),
         mm_case("mm 8192 bfloat16", 8192, torch.bfloat16, False),
         ("bmm [64,512,512] float32", 0, 2.0 * 64 * 512 ** 3, pair([64, 512, 512], [64, 512, 512], torch.bmm)),
+        ("layer_norm [4096,1024] fwd", 2 * 4096 * 1024 * F32, 0, layer_norm(False)),
+        ("layer_norm [4096,1024] fwd+bwd", 5 * 4096 * 1024 * F32, 0, layer_norm(True)),
+        ("conv2d [16,64,56,56] x [64,64,3,3] float32 fwd", 0, CONV_FLOPS, conv2d(torch.float32, False)),
+        ("conv2d [16,64,56,56] x [64,64,3,3] float32 fwd+bwd", 0, 3 * CONV_FLOPS, conv2d(torch.float32, True)),
+        ("conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd", 0, CONV_FLOPS, conv2d(torch.bfloat16, False)),
+        ("conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd+bwd", 0, 3 * CONV_FLOPS, conv2d(torch.bfloat16, True)),
         ("MLP training step 784-256-256-10, batch 128", 0, 0, mlp),
     ]
 
@@ -131,6 +165,7 @@ def cases():
 def main():
     samples = int(sys.argv[1]) if len(sys.argv) > 1 else 11
     torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False  # kiln's float32 convolutions run without TF32 too
     print(json.dumps({"meta": {"torch": torch.__version__, "cuda": torch.version.cuda,
                                "device": torch.cuda.get_device_name(), "samples": samples}}), flush=True)
     for name, nbytes, flops, prepare in cases():

@@ -151,9 +151,15 @@ def cpp_arguments(sig, base=False):
     return out
 
 
-def params(sig, with_defaults=True, skip_first=False, first_override=None, base=False):
+def params(sig, with_defaults=True, skip_first=False, first_override=None, base=False, no_default=()):
+    """The C++ parameter list; `no_default` names arguments whose default is left out, and C++
+    then leaves out the defaults of every argument before them too."""
     out = []
-    for i, (name, ty, dv) in enumerate(cpp_arguments(sig, base)):
+    args = cpp_arguments(sig, base)
+    last_required = max((i for i, (name, _, _) in enumerate(args) if name in no_default), default=-1)
+    for i, (name, ty, dv) in enumerate(args):
+        if i <= last_required:
+            dv = None
         if skip_first and i == 0:
             continue
         if i == 0 and first_override:

@@ -30,7 +30,7 @@ OP_KEYS = {
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
     "result_dtype", "identity", "zero_dim", "differentiable", "compare", "integer_divisor", "integer_exponent",
-    "output_differentiability", "jvp", "autocast", "reads_storage", "checks",
+    "output_differentiability", "jvp", "autocast", "reads_storage", "checks", "cpp_no_default_args",
 }
 # `checks:` raise one of these when an argument's value is out of its domain (softshrink's lambd)
 CHECK_ERRORS = ["ValueError", "IndexError", "ShapeError"]
@@ -101,6 +101,16 @@ META_FAMILIES = {
     "layer_norm_backward": dict(custom=True, plan="LayerNormPlan", header="normalization", dense_inputs=True, plan_only=True, inplace=False,
                                 results=["self"],
                                 result_sizes={"grad_weight": "param_sizes", "grad_bias": "param_sizes"}),
+    # convolution (kiln/meta/convolution.h): one plan of an im2col'd image and the matrix
+    # products per group, for the convolution, its weight gradient and unfold/fold
+    "convolution": dict(custom=True, plan="ConvPlan", header="convolution", dense_inputs=True, plan_only=True,
+                        inplace=False, results=["self"]),
+    "convolution_backward_weight": dict(custom=True, plan="ConvPlan", header="convolution", dense_inputs=True,
+                                        plan_only=True, inplace=False, results=["self"]),
+    "im2col": dict(custom=True, plan="ConvPlan", header="convolution", dense_inputs=True, plan_only=True,
+                   inplace=False, results=["self"]),
+    "col2im": dict(custom=True, plan="ConvPlan", header="convolution", dense_inputs=True, plan_only=True,
+                   inplace=False, results=["self"]),
     # shape copies (kiln/meta/shape_build.h): flip reverses dims, triangle keeps tril's or
     # triu's part of each matrix (in place too); both copy bytes, so every dtype shares one kernel
     "flip": dict(custom=True, plan="FlipPlan", header="shape_build", dense_inputs=True, inplace=False, results=["self"]),
@@ -160,6 +170,9 @@ class Op:
     # that returns their gradients together and may read `grad_input_mask`
     derivatives: Dict[str, str] = field(default_factory=dict)
     non_differentiable: List[str] = field(default_factory=list)
+    # arguments whose schema default the C++ functions leave out, with every argument before them
+    # (PyTorch's key: conv2d.padding's str padding would make conv2d(x, w) ambiguous)
+    cpp_no_default_args: List[str] = field(default_factory=list)
     # `derivatives: not_implemented`: as PyTorch's ops without a formula, the result records a
     # node whose backward raises NotImplementedError (derivatives holds NOT_IMPLEMENTED per input)
     derivative_not_implemented: bool = False
@@ -770,6 +783,11 @@ def _parse_op(raw, groups, ctx, errors):
             op = replace(op, derivatives={**op.derivatives, key: v.strip()})
             ctx.formula_lines[(op.full_name, key)] = dline
     op = replace(op, non_differentiable=_as_list(raw.get("non_differentiable", [])))
+    op = replace(op, cpp_no_default_args=_as_list(raw.get("cpp_no_default_args", [])))
+    for k in op.cpp_no_default_args:
+        if op.arg(k) is None or op.arg(k).default is None:
+            errors.append(RegistryError(raw.line_of("cpp_no_default_args"),
+                                        f"cpp_no_default_args: '{k}' is not an argument with a default"))
     for k in op.non_differentiable:
         if op.arg(k) is None or op.arg(k).type.base != "Tensor":
             errors.append(RegistryError(raw.line_of("non_differentiable"), f"non_differentiable: '{k}' is not a Tensor argument"))

@@ -149,7 +149,7 @@ class OpView:
         self.name = op.name
         self.node = camel(op.full_name) + "Backward"
         self.ret = cpp.return_type(op.sig)
-        self.params_decl = cpp.params(op.sig)
+        self.params_decl = cpp.params(op.sig, no_default=op.cpp_no_default_args)
         self.params_def = cpp.params(op.sig, with_defaults=False)
         self.args = cpp.arg_names(op.sig)
         self.mask = dtype_mask(op.dtypes)
@@ -160,14 +160,15 @@ class OpView:
         first = op.sig.arguments[0] if op.sig.arguments else None
         self.first = first
         self.has_method = op.has_method
-        self.method_params_decl = cpp.params(op.sig, skip_first=True)
+        self.method_params_decl = cpp.params(op.sig, skip_first=True, no_default=op.cpp_no_default_args)
         self.method_params_def = cpp.params(op.sig, with_defaults=False, skip_first=True)
         self.method_args = cpp.arg_names(op.sig, skip_first=True)
         # The spelling of its kiln::_ops entries, over TensorBase (kiln/gen/ops/<name>.h).
         self.base_ret = cpp.return_type(op.sig, base=True)
-        self.base_params_decl = cpp.params(op.sig, base=True)
+        self.base_params_decl = cpp.params(op.sig, base=True, no_default=op.cpp_no_default_args)
         self.base_params_def = cpp.params(op.sig, with_defaults=False, base=True)
-        self.base_inplace_params_decl = cpp.params(op.sig, first_override="TensorBase&", base=True)
+        self.base_inplace_params_decl = cpp.params(op.sig, first_override="TensorBase&", base=True,
+                                                    no_default=op.cpp_no_default_args)
         self.base_inplace_params_def = cpp.params(op.sig, with_defaults=False, first_override="TensorBase&", base=True)
         self.has_list = any(a.type.is_list and a.type.base == "Tensor" for a in op.sig.arguments) or any(
             r.type.is_list for r in op.sig.returns)

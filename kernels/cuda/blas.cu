@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <map>
 #include "kiln/common/gemm_desc.h"
+#include "gemm_into.h"
 #include "kiln/gen/kernels/cuda/addmm.h"
 #include "kiln/gen/kernels/cuda/bmm.h"
 #include "kiln/gen/kernels/cuda/mm.h"
@@ -94,7 +95,9 @@ void scale_dense(const TensorBase& out, const Scalar& beta, int device, const ch
   KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
 }
 
-// out (dense, [r, c] or [batch, r, c]) = alpha * x @ y + beta * out.
+}  // namespace
+
+// out ([r, c] or [batch, r, c], rows dense) = alpha * x @ y + beta * out (kernels/cuda/gemm_into.h).
 void gemm_into(const TensorBase& out, TensorBase x, TensorBase y, const Scalar& alpha, const Scalar& beta,
                const char* op) {
   const int device = out.device().index;
@@ -133,8 +136,6 @@ void gemm_into(const TensorBase& out, TensorBase x, TensorBase y, const Scalar& 
                         CUBLAS_GEMM_DEFAULT),
                     op, "self");
 }
-
-}  // namespace
 
 void mm(const meta::MatmulPlan&, const TensorBase& out, const TensorBase& self, const TensorBase& mat2) {
   gemm_into(out, self, mat2, Scalar(1), Scalar(0), "mm");

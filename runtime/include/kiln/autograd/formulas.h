@@ -93,6 +93,21 @@ std::tuple<TensorBase, TensorBase, TensorBase> layer_norm_backward(const TensorB
                                                                    const TensorBase& rstd, const TensorBase& weight,
                                                                    const TensorBase& bias, double eps,
                                                                    std::array<bool, 3> grad_input_mask);
+// Convolution (runtime/src/autograd/formulas_conv.cpp). The input's gradient of
+// convolution(input of input_sizes, weight, ...): the adjoint convolution of grad (transposed
+// flipped), fitted to input_sizes; differentiable, so every derivative order stays in these ops.
+TensorBase conv_input_backward(const TensorBase& grad, IntArrayRef input_sizes, const TensorBase& weight,
+                               IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                               IntArrayRef output_padding, int64_t groups);
+// convolution(input, weight) without a bias (convolution_backward_weight's grad_output derivative).
+TensorBase conv_forward_no_bias(const TensorBase& input, const TensorBase& weight, IntArrayRef stride,
+                                IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                                IntArrayRef output_padding, int64_t groups);
+// The bias's gradient: grad summed over every dim but the channels (dim 1).
+TensorBase conv_bias_backward(const TensorBase& grad);
+// im2col's gradient: col2im of grad into self's last two sizes.
+TensorBase im2col_backward(const TensorBase& grad, IntArrayRef self_sizes, IntArrayRef kernel_size,
+                           IntArrayRef dilation, IntArrayRef padding, IntArrayRef stride);
 // reduction: 0 none, 1 mean, 2 sum. `weight` undefined means no class weights.
 TensorBase nll_loss_backward(const TensorBase& grad, const TensorBase& self, const TensorBase& target,
                              const TensorBase& weight, int64_t reduction, int64_t ignore_index);

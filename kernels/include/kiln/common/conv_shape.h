@@ -1,0 +1,25 @@
+#ifndef KILN_KERNELS_INCLUDE_KILN_COMMON_CONV_SHAPE_H_
+#define KILN_KERNELS_INCLUDE_KILN_COMMON_CONV_SHAPE_H_
+// The im2col shape (kiln/common/im2col.h) of one sample's image under a convolution plan.
+#include "kiln/common/im2col.h"
+#include "kiln/meta/convolution.h"
+
+namespace kiln::im2col {
+
+inline Shape shape_of(const meta::ConvPlan& p) {
+  Shape s;
+  s.channels = p.image_channels;
+  const int64_t skip = 3 - p.dims;  // leading dims of size 1
+  for (int64_t d = 0; d < p.dims; ++d) {
+    s.image[skip + d] = p.image_sizes[size_t(d)];
+    s.cols[skip + d] = p.small_sizes[size_t(d)];
+    s.kernel[skip + d] = p.kernel[size_t(d)];
+    s.stride[skip + d] = p.stride[size_t(d)];
+    s.padding[skip + d] = p.padding[size_t(d)];
+    s.dilation[skip + d] = p.dilation[size_t(d)];
+  }
+  return s;
+}
+
+}  // namespace kiln::im2col
+#endif  // KILN_KERNELS_INCLUDE_KILN_COMMON_CONV_SHAPE_H_
