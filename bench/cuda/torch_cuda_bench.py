@@ -54,7 +54,6 @@ def mm_case(name, n, dtype, tf32):
             torch.backends.cuda.matmul.allow_tf32 = tf32
             torch.mm(a, b)
             torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False  # kiln's float32 convolutions run without TF32 too
         return run
     return (name, 0, 2.0 * n * n * n, prepare)
 

@@ -5,7 +5,9 @@
 // transposed convolution writes the im2col matrix and col2im gathers it back into the image (a
 // thread per image element summing its taps in order: no atomics, so results repeat bit for
 // bit). The weight's gradient adds the samples' products in sample order. 16-bit floats
-// accumulate in float32 (cuBLAS's compute type, and col2im's sum).
+// accumulate in float32: cuBLAS's compute type in the forward products, col2im's sum, and
+// float32 copies where a sum spans several products (a transposed convolution, the weight's
+// gradient).
 #include <cuda_runtime.h>
 #include <algorithm>
 #include "gemm_into.h"
@@ -205,11 +207,34 @@ void weight_grad(const meta::ConvPlan& p, const TensorBase& grad_weight, const T
   }
 }
 
+bool is_16bit(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
+
+// A float32 copy of t (undefined stays undefined).
+TensorBase widen(const TensorBase& t) {
+  if (!t.defined()) return t;
+  TensorBase w = kiln::detail::empty_dense(t.sizes(), DType::Float32, t.device(), "convolution");
+  w.copy_(t);
+  return w;
+}
+
+meta::ConvPlan in_float32(meta::ConvPlan p) {
+  p.dtype = DType::Float32;
+  return p;
+}
+
 }  // namespace
 
 void convolution(const meta::ConvPlan& plan, const TensorBase& out, const TensorBase& input, const TensorBase& weight,
                  const TensorBase& bias) {
   if (out.numel() == 0) return;
+  if (plan.transposed && is_16bit(plan.dtype)) {
+    // 16-bit: the products into the im2col matrix, which col2im then sums, in float32 (one
+    // rounding at the end, as the CPU; a 16-bit im2col matrix would round every tap)
+    TensorBase wide = kiln::detail::empty_dense(out.sizes(), DType::Float32, out.device(), "convolution");
+    convolution(in_float32(plan), wide, widen(input), widen(weight), widen(bias));
+    out.copy_(wide);
+    return;
+  }
   const int dev = input.device().index;
   detail::check_device(dev, "convolution");
   DeviceGuard guard(dev);
@@ -232,6 +257,13 @@ void convolution(const meta::ConvPlan& plan, const TensorBase& out, const Tensor
 void convolution_backward_weight(const meta::ConvPlan& plan, const TensorBase& grad_weight,
                                  const TensorBase& grad_output, const TensorBase& input) {
   if (grad_weight.numel() == 0) return;
+  if (is_16bit(plan.dtype)) {  // the sum over samples in float32, rounded once
+    TensorBase wide = kiln::detail::empty_dense(grad_weight.sizes(), DType::Float32, grad_weight.device(),
+                                                "convolution_backward_weight");
+    convolution_backward_weight(in_float32(plan), wide, widen(grad_output), widen(input));
+    grad_weight.copy_(wide);
+    return;
+  }
   const int dev = input.device().index;
   detail::check_device(dev, "convolution_backward_weight");
   DeviceGuard guard(dev);
