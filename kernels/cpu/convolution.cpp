@@ -4,6 +4,9 @@
 // adjoint: products into the im2col matrix, then col2im adds it into the image. The weight's
 // gradient sums the samples' products in sample order, so it does not depend on threads.
 // float16/bfloat16 run the float32 path on widened copies (OpenBLAS has no 16-bit product).
+// float32 goes to oneDNN where CMake found it (onednn_conv.h; libtorch's CPU convolutions): on
+// conv2d [16,64,56,56] x [64,64,3,3] this path reached 0.93x (1 thread) and 0.72x (2 threads)
+// of libtorch, oneDNN about 1.0x (BENCHMARKS.md).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "kiln/gen/kernels/cpu/convolution.h"
 #include "kiln/gen/kernels/cpu/convolution_backward_weight.h"
 #include "kiln/gen/kernels/cpu/im2col.h"
+#include "onednn_conv.h"
 
 namespace kiln::cpu {
 namespace {
@@ -128,9 +132,14 @@ void add_bias(T* out, const T* bias, int64_t batch, int64_t channels, int64_t in
   });
 }
 
-// small = W @ im2col(image) per sample and group (convolution; a transposed one's input gradient).
+// small = W @ im2col(image) (+ bias) per sample and group (convolution; a transposed one's
+// input gradient). Returns whether it added the bias (oneDNN does, in the same pass).
 template <typename T>
-void forward_small(const meta::ConvPlan& p, T* small, const T* image, const T* weight) {
+bool forward_small(const meta::ConvPlan& p, T* small, const T* image, const T* weight, [[maybe_unused]] const T* bias) {
+#ifdef KILN_HAVE_ONEDNN
+  if constexpr (std::is_same_v<T, float>)
+    if (onednn::small_from_image(p, small, image, weight, bias)) return true;
+#endif
   const Shape s = im2col::shape_of(p);
   const Dims d(p);
   const bool identity = s.is_identity();
@@ -143,11 +152,16 @@ void forward_small(const meta::ConvPlan& p, T* small, const T* image, const T* w
       gemm<T>(d.Ms, d.L, d.Kg, Scalar(1), MatRef<T>{weight + g * d.Ms * d.Kg, d.Kg, 1},
               MatRef<T>{cols + g * d.Kg * d.L, d.L, 1}, Scalar(0), small + n * d.small_sample + g * d.Ms * d.L, d.L);
   }
+  return false;
 }
 
 // image = col2im(W^T @ small) per sample and group (a transposed convolution; convolution's input gradient).
 template <typename T>
 void forward_image(const meta::ConvPlan& p, T* image, const T* small, const T* weight) {
+#ifdef KILN_HAVE_ONEDNN
+  if constexpr (std::is_same_v<T, float>)
+    if (onednn::image_from_small(p, image, small, weight)) return;
+#endif
   const Shape s = im2col::shape_of(p);
   const Dims d(p);
   const bool identity = s.is_identity();
@@ -164,6 +178,10 @@ void forward_image(const meta::ConvPlan& p, T* image, const T* small, const T* w
 // grad_weight = sum over samples of small @ im2col(image)^T, per group.
 template <typename T>
 void weight_grad(const meta::ConvPlan& p, T* grad_weight, const T* small, const T* image) {
+#ifdef KILN_HAVE_ONEDNN
+  if constexpr (std::is_same_v<T, float>)
+    if (onednn::weight_grad(p, grad_weight, small, image)) return;
+#endif
   const Shape s = im2col::shape_of(p);
   const Dims d(p);
   const bool identity = s.is_identity();
@@ -214,9 +232,11 @@ void convolution(const meta::ConvPlan& plan, const TensorBase& out, const Tensor
   if (out.numel() == 0) return;
   in_compute_dtype(out, {input, weight, bias}, [&](auto zero, const TensorBase& o, const std::vector<TensorBase>& a) {
     using T = decltype(zero);
+    const T* bias = a[2].defined() ? ptr<T>(a[2]) : nullptr;
+    bool bias_added = false;
     if (plan.transposed) forward_image<T>(plan, ptr<T>(o), ptr<T>(a[0]), ptr<T>(a[1]));
-    else forward_small<T>(plan, ptr<T>(o), ptr<T>(a[0]), ptr<T>(a[1]));
-    if (a[2].defined()) add_bias<T>(ptr<T>(o), ptr<T>(a[2]), o.size(0), o.size(1), o.numel() / (o.size(0) * o.size(1)));
+    else bias_added = forward_small<T>(plan, ptr<T>(o), ptr<T>(a[0]), ptr<T>(a[1]), bias);
+    if (bias && !bias_added) add_bias<T>(ptr<T>(o), ptr<T>(a[2]), o.size(0), o.size(1), o.numel() / (o.size(0) * o.size(1)));
   });
 }
 
