@@ -3,8 +3,11 @@
 // (the table's dense gradient), dropout(p = 0.1) of 16M float32 in training. float32; both sides
 // get the same tensors (the dropout masks differ: each library draws its own). conv2d
 // [16,64,56,56] x [64,64,3,3] (padding 1) forward and forward + backward (input, weight and bias
-// gradients): libtorch runs oneDNN here, kiln im2col + OpenBLAS.
+// gradients): both run oneDNN. Causal attention [8 heads, L=1024, E=64] forward and forward +
+// backward: kiln's fused blockwise kernel, libtorch 1.13's composition (matmul, masked softmax,
+// matmul; it has no scaled_dot_product_attention).
 #include <ATen/ATen.h>
+#include <cmath>
 #include <torch/csrc/autograd/autograd.h>
 #include <kiln/kiln.h>
 
@@ -17,7 +20,16 @@ namespace {
 constexpr int64_t kConvN = 16, kConvC = 64, kConvHW = 56;
 // one 3x3 convolution's multiply-adds, counted as two flops
 constexpr double kConvFlops = 2.0 * kConvN * kConvC * kConvHW * kConvHW * kConvC * 9;
+constexpr int64_t kHeads = 8, kSeq = 1024, kHeadDim = 64;
+// q k^T and P v, each 2 * L * L * E per head; a causal mask skips half
+constexpr double kAttnFlops = 2.0 * 2 * kHeads * kSeq * kSeq * kHeadDim / 2;
 constexpr int64_t kRows = 4096, kCols = 1024, kTable = 50000, kDim = 512, kTokens = 1 << 16, kDrop = 16 << 20;
+
+at::Tensor torch_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                  const at::Tensor& causal) {
+  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * (1.0 / 8.0);  // 1 / sqrt(64)
+  return at::matmul(at::softmax(scores.masked_fill(causal, -INFINITY), -1), v);
+}
 
 }  // namespace
 
@@ -87,6 +99,32 @@ std::vector<Case> nn_cases() {
                          [=] {
                            std::vector<at::Tensor> grads = torch::autograd::grad({at::conv2d(tx, tw, tb, 1, 1)},
                                                                                 {tx, tw, tb}, {g.t});
+                         }};
+       }},
+      {"causal attention [8,1024,64] fwd", "nn", 0, kAttnFlops / 2, "",
+       [] {
+         Twin q = twin_randn({kHeads, kSeq, kHeadDim}), k = twin_randn({kHeads, kSeq, kHeadDim}),
+              v = twin_randn({kHeads, kSeq, kHeadDim});
+         at::Tensor causal = at::ones({kSeq, kSeq}, at::kBool).triu(1);
+         return Prepared{[q, k, v] { kiln::Tensor r = kiln::scaled_dot_product_attention(q.k, k.k, v.k, {}, 0.0, true); },
+                         [q, k, v, causal] { at::Tensor r = torch_causal_attention(q.t, k.t, v.t, causal); }};
+       }},
+      {"causal attention [8,1024,64] fwd+bwd", "nn", 0, kAttnFlops * 2, "",
+       [] {
+         Twin q = twin_randn({kHeads, kSeq, kHeadDim}), k = twin_randn({kHeads, kSeq, kHeadDim}),
+              v = twin_randn({kHeads, kSeq, kHeadDim}), g = twin_randn({kHeads, kSeq, kHeadDim});
+         kiln::Tensor kq = q.k.detach().requires_grad_(true), kk = k.k.detach().requires_grad_(true),
+                      kv = v.k.detach().requires_grad_(true);
+         at::Tensor tq = q.t.detach().requires_grad_(true), tk = k.t.detach().requires_grad_(true),
+                    tv = v.t.detach().requires_grad_(true);
+         at::Tensor causal = at::ones({kSeq, kSeq}, at::kBool).triu(1);
+         return Prepared{[=] {
+                           kiln::TensorList grads = kiln::autograd::grad(
+                               {kiln::scaled_dot_product_attention(kq, kk, kv, {}, 0.0, true)}, {kq, kk, kv}, {g.k});
+                         },
+                         [=] {
+                           std::vector<at::Tensor> grads = torch::autograd::grad(
+                               {torch_causal_attention(tq, tk, tv, causal)}, {tq, tk, tv}, {g.t});
                          }};
        }},
       {"dropout 16M float32 p=0.1 train", "nn", double(kDrop) * 4 * 2, 0, "",

@@ -111,6 +111,14 @@ META_FAMILIES = {
                    inplace=False, results=["self"]),
     "col2im": dict(custom=True, plan="ConvPlan", header="convolution", dense_inputs=True, plan_only=True,
                    inplace=False, results=["self"]),
+    # attention (kiln/meta/attention.h): blockwise softmax(q k^T * scale + mask) v; the forward
+    # saves each query row's logsumexp (float32, float64 for float64) for the backward
+    "attention": dict(custom=True, plan="AttentionPlan", header="attention", dense_inputs=False, plan_only=True,
+                      inplace=False, results=["self"], result_sizes={"logsumexp": "lse_sizes"},
+                      result_dtypes={"logsumexp": "lse_dtype"}),
+    "attention_backward": dict(custom=True, plan="AttentionPlan", header="attention", dense_inputs=False,
+                               plan_only=True, inplace=False, results=["self"],
+                               result_sizes={"grad_key": "key_sizes", "grad_value": "value_sizes"}),
     # shape copies (kiln/meta/shape_build.h): flip reverses dims, triangle keeps tril's or
     # triu's part of each matrix (in place too); both copy bytes, so every dtype shares one kernel
     "flip": dict(custom=True, plan="FlipPlan", header="shape_build", dense_inputs=True, inplace=False, results=["self"]),

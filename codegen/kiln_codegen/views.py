@@ -494,9 +494,9 @@ class OpView:
         # results in return order: (name in the out= signature, dtype expression)
         if self.multi_output:
             # a family may size a result from a plan field of its own (layer_norm's mean, rstd)
-            sizes = fam.get("result_sizes", {})
+            sizes, dtypes = fam.get("result_sizes", {}), fam.get("result_dtypes", {})
             self.results = [dict(name=r.name, sizes="plan." + sizes.get(r.name, "sizes"),
-                                 dtype="DType::Int64" if r.name == "indices" else "plan.dtype")
+                                 dtype="DType::Int64" if r.name == "indices" else "plan." + dtypes.get(r.name, "dtype"))
                             for r in op.sig.returns]
         else:
             self.results = [dict(name="out", sizes="plan.sizes", dtype="plan.dtype")]

@@ -15,6 +15,7 @@
 #ifdef KILN_WITH_CUDA
 #include "kiln/cuda/context.h"
 #endif
+#include "kiln/cpu_memory.h"
 #include "kiln/error.h"
 #include "kiln/macros.h"
 
@@ -139,6 +140,11 @@ class CpuCachingAllocator final : public Allocator {
     return stats_;
   }
 
+  void reset_peak() {
+    std::lock_guard<SpinLock> lock(mu_);
+    stats_.peak_bytes = stats_.live_bytes;
+  }
+
   void empty_cache() {
     std::vector<void*> to_free;
     {
@@ -179,6 +185,7 @@ std::atomic<Allocator*>& registry_slot(DeviceType t) {
 Allocator* cpu_allocator() { return &cpu_caching_allocator(); }
 AllocatorStats cpu_allocator_stats() { return cpu_caching_allocator().stats(); }
 void cpu_allocator_empty_cache() { cpu_caching_allocator().empty_cache(); }
+void cpu_allocator_reset_peak_stats() { cpu_caching_allocator().reset_peak(); }
 
 void register_allocator(DeviceType t, Allocator* a) {
   KILN_CHECK(int(t) >= 0 && int(t) < kNumDeviceTypes, ValueError, "register_allocator", "device",

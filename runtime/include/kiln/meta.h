@@ -4,6 +4,7 @@
 // of a kernel op (argument checks, dims, dtypes, result shapes) that every backend shares.
 #include "kiln/meta/along_dim.h"
 #include "kiln/meta/amp.h"
+#include "kiln/meta/attention.h"
 #include "kiln/meta/convolution.h"
 #include "kiln/meta/factories.h"
 #include "kiln/meta/foreach.h"

@@ -108,6 +108,15 @@ TensorBase conv_bias_backward(const TensorBase& grad);
 // im2col's gradient: col2im of grad into self's last two sizes.
 TensorBase im2col_backward(const TensorBase& grad, IntArrayRef self_sizes, IntArrayRef kernel_size,
                            IntArrayRef dilation, IntArrayRef padding, IntArrayRef stride);
+// Fused attention's query, key and value gradients: the fused backward kernel in a plain
+// backward; under create_graph the same gradients composed from differentiable ops (the [L, S]
+// probabilities recomputed and stored), so second derivatives work
+// (runtime/src/autograd/formulas_attention.cpp).
+std::tuple<TensorBase, TensorBase, TensorBase> sdpa_backward(const TensorBase& grad, const TensorBase& query,
+                                                             const TensorBase& key, const TensorBase& value,
+                                                             const TensorBase& attn_mask, const TensorBase& output,
+                                                             const TensorBase& logsumexp, bool is_causal, double scale,
+                                                             std::array<bool, 3> grad_input_mask);
 // reduction: 0 none, 1 mean, 2 sum. `weight` undefined means no class weights.
 TensorBase nll_loss_backward(const TensorBase& grad, const TensorBase& self, const TensorBase& target,
                              const TensorBase& weight, int64_t reduction, int64_t ignore_index);

@@ -1,0 +1,58 @@
+// scaled_dot_product_attention: the fused blockwise kernel op, or (dropout_p > 0, which the
+// kernel does not draw yet) the math path: softmax of the masked scores, dropout, then @ value.
+#include <cmath>
+#include <limits>
+#include "kiln/core.h"
+#include "kiln/gen/api/_attention_scores.h"
+#include "kiln/gen/api/_scaled_dot_product_attention_fused.h"
+#include "kiln/gen/api/dropout.h"
+#include "kiln/gen/api/masked_fill.h"
+#include "kiln/gen/api/matmul.h"
+#include "kiln/gen/api/softmax.h"
+#include "kiln/gen/api/transpose.h"
+#include "kiln/gen/api/triu.h"
+#include "kiln/gen/composite.h"
+
+namespace kiln::composite {
+
+Tensor attention_scores(const Tensor& query, const Tensor& key, const Tensor& attn_mask, bool is_causal,
+                        double scale) {
+  Tensor scores = kiln::matmul(query, kiln::transpose(key, -2, -1)) * scale;
+  const double inf = std::numeric_limits<double>::infinity();
+  if (attn_mask.defined())
+    scores = attn_mask.dtype() == DType::Bool ? kiln::masked_fill(scores, attn_mask.logical_not(), -inf)
+                                              : scores + attn_mask;
+  if (is_causal) {
+    const Tensor above = kiln::triu(kiln::ones({query.size(-2), key.size(-2)}, TensorOptions(DType::Bool, query.device())), 1);
+    scores = kiln::masked_fill(scores, above, -inf);
+  }
+  return scores;
+}
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale) {
+  const char* op = "scaled_dot_product_attention";
+  KILN_CHECK(dropout_p >= 0 && dropout_p <= 1, ValueError, op, "dropout_p",
+             "dropout probability has to be between 0 and 1, but got ", dropout_p);
+  KILN_CHECK(query.dim() >= 2, ShapeError, op, "query", "expected query of at least 2 dims, got ",
+             shape_str(query.sizes()));
+  const double s = scale ? *scale : 1.0 / std::sqrt(double(query.size(-1)));
+  if (dropout_p == 0) {
+    // 16-bit inputs run the float32 kernel on float32 copies (its sums and logsumexp in float32)
+    const DType dt = query.dtype();
+    if (dt == DType::Float16 || dt == DType::BFloat16) {
+      const Tensor mask = attn_mask.defined() && attn_mask.dtype() == dt ? attn_mask.to(DType::Float32) : attn_mask;
+      return std::get<0>(kiln::_scaled_dot_product_attention_fused(query.to(DType::Float32), key.to(DType::Float32),
+                                                                   value.to(DType::Float32), mask, is_causal, s))
+          .to(dt);
+    }
+    return std::get<0>(kiln::_scaled_dot_product_attention_fused(query, key, value, attn_mask, is_causal, s));
+  }
+  KILN_CHECK(!(is_causal && attn_mask.defined()), ValueError, op, "attn_mask",
+             "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
+  const Tensor probs = kiln::softmax(kiln::_attention_scores(query, key, attn_mask, is_causal, s), -1);
+  return kiln::matmul(kiln::dropout(probs, dropout_p, true), value);
+}
+
+}  // namespace kiln::composite
