@@ -119,7 +119,7 @@ TEST_CASE("convolution: PyTorch's errors name the argument") {
             "expected weight to be divisible by 2 at dimension 0"));
   CHECK(has(error_text<ShapeError>([&] { conv2d(x, w, Tensor(), {1}, IntArrayRef{0}, {1}, 1); }),
             "expected input[1, 4, 5, 5] to have 2 channels, but got 4 channels instead"));
-  CHECK(has(error_text<ValueError>([&] { conv2d(x, zeros({6, 2, 7, 7}), Tensor(), {1}, IntArrayRef{0}, {1}, 2); }),
+  CHECK(has(error_text<ShapeError>([&] { conv2d(x, zeros({6, 2, 7, 7}), Tensor(), {1}, IntArrayRef{0}, {1}, 2); }),
             "Kernel size can't be greater than actual input size"));
   CHECK(has(error_text<ShapeError>([&] { conv2d(x, w, zeros({5}), {1}, IntArrayRef{0}, {1}, 2); }),
             "expected bias to be 1-dimensional with 6 elements"));

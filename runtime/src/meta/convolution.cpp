@@ -56,9 +56,9 @@ DimVector window_grid(const char* op, const char* arg, const DimVector& image, c
     out.push_back(fits ? (padded[d] - effective[d]) / g.stride[d] + 1 : 0);
     positive = positive && out[d] > 0;
   }
-  KILN_CHECK(fits, ValueError, op, arg, "Calculated padded input size per channel: ", per_channel(padded),
+  KILN_CHECK(fits, ShapeError, op, arg, "Calculated padded input size per channel: ", per_channel(padded),
              ". Kernel size: ", per_channel(effective), ". Kernel size can't be greater than actual input size");
-  KILN_CHECK(positive, ValueError, op, arg, "Given input size per channel: ", per_channel(image),
+  KILN_CHECK(positive, ShapeError, op, arg, "Given input size per channel: ", per_channel(image),
              ". Calculated output size per channel: ", per_channel(out), ". Output size is too small");
   return out;
 }
@@ -127,7 +127,7 @@ ConvPlan conv_plan(const char* op, const char* input_name, const TensorBase& inp
     }
     bool positive = true;
     for (int64_t o : out) positive = positive && o > 0;
-    KILN_CHECK(positive, ValueError, op, input_name, "Given input size per channel: ", per_channel(in_spatial),
+    KILN_CHECK(positive, ShapeError, op, input_name, "Given input size per channel: ", per_channel(in_spatial),
                ". Calculated output size per channel: ", per_channel(out), ". Output size is too small");
     p.image_channels = weight_sizes[1] * groups;
     p.small_channels = in_channels;
