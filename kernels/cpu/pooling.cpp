@@ -1,10 +1,14 @@
 // 2-d pooling and resampling on CPU, over the meta step's planes of H x W (kiln/meta/pooling.h).
 // Each result element is computed on its own from the index math shared with CUDA
-// (kiln/common/pooling_index.h), in float for 16-bit inputs. Backwards gather: each input
-// element sums the outputs that read it, in output order, so the result does not depend on the
-// thread count. Threads split the (plane, row) pairs of the result.
+// (kiln/common/pooling_index.h), in float for 16-bit inputs, with each spatial dim's windows,
+// spans and weights tabulated once per call (pool::AxisCache) instead of per element. Backwards
+// gather: each input element sums the outputs that read it, in output order (max pools scatter
+// plane by plane instead, in the same order), so the result does not depend on the thread count.
+// Threads split the (plane, row) pairs of the result.
+#include <algorithm>
 #include <cstdint>
 #include <utility>
+#include <vector>
 #include "kiln/common/pooling_index.h"
 #include "kiln/cpu/parallel.h"
 #include "kiln/gen/kernels/cpu/_adaptive_avg_pool2d.h"
@@ -80,32 +84,55 @@ void backward(const Geometry2d& g, const TensorBase& grad_input, const TensorBas
   });
 }
 
-// Max pooling forwards (windowed and adaptive) write values and indices together.
-template <typename T, typename Spans>
+// f(i) for i in [0, n): one dim's answers, computed once per call.
+template <typename V, typename F>
+std::vector<V> table(int64_t n, const F& f) {
+  std::vector<V> t(size_t(n > 0 ? n : 0));
+  for (int64_t i = 0; i < n; ++i) t[size_t(i)] = f(i);
+  return t;
+}
+
+// Max pooling forwards (windowed and adaptive): values and indices over the tabulated windows.
+template <typename T>
 void max_forward(const Geometry2d& g, const TensorBase& output, const TensorBase& indices, const TensorBase& self,
-                 int64_t step_h, int64_t step_w, int64_t work, const Spans& spans) {
+                 int64_t step_h, int64_t step_w, const std::vector<Span>& wh, const std::vector<Span>& ww) {
   using Acc = opmath_t<T>;
   const T* x = data_of<T>(self);
   T* y = out_of<T>(output);
   int64_t* idx = out_of<int64_t>(indices);
+  const int64_t work = (wh.empty() ? 1 : wh[0].end - wh[0].begin + 1) * (ww.empty() ? 1 : ww[0].end - ww[0].begin + 1);
   each_result(g.planes, g.h.out, g.w.out, work, [&](int64_t p, int64_t oh, int64_t ow, int64_t at) {
     Acc v;
     int64_t k;
-    const std::pair<Span, Span> s = spans(oh, ow);
-    pool::max_over<Acc>(x + p * in_plane(g), g.w.in, s.first, step_h, s.second, step_w, &v, &k);
+    pool::max_over<Acc>(x + p * in_plane(g), g.w.in, wh[size_t(oh)], step_h, ww[size_t(ow)], step_w, &v, &k);
     y[at] = T(v);
     idx[at] = k;
   });
 }
 
-// grad_input[i] = sum of grad_output over the outputs (among `outputs_of`'s) whose index is i.
-template <typename T, typename Outputs>
+// Max pools' backward: each output's gradient added at its saved index, plane by plane in output
+// order (the order the CUDA gather sums in), in the compute type; an index outside the plane (a
+// window of padding only) passes nothing, as PyTorch's. One plane per thread at a time, so the
+// result does not depend on the thread count, and the work is the outputs', not the inputs'.
+template <typename T>
 void max_backward(const Geometry2d& g, const TensorBase& grad_input, const TensorBase& grad_output,
-                  const TensorBase& indices, const Outputs& outputs_of) {
+                  const TensorBase& indices) {
+  using Acc = opmath_t<T>;
+  const int64_t plane_in = in_plane(g), plane_out = out_plane(g);
+  if (g.planes == 0 || plane_in == 0) return;
   const int64_t* idx = data_of<int64_t>(indices);
-  backward<T>(g, grad_input, grad_output, 4, [&](const T* dy, int64_t p, int64_t ih, int64_t iw) {
-    const std::pair<Span, Span> s = outputs_of(ih, iw);
-    return pool::max_pool_grad<opmath_t<T>>(g, dy, idx + p * out_plane(g), ih, iw, s.first, s.second);
+  const T* dy = data_of<T>(grad_output);
+  T* dx = out_of<T>(grad_input);
+  kiln::detail::parallel_items(g.planes, plane_in + plane_out, [&](int64_t begin, int64_t end) {
+    std::vector<Acc> sums(static_cast<size_t>(plane_in));
+    for (int64_t p = begin; p < end; ++p) {
+      std::fill(sums.begin(), sums.end(), Acc(0));
+      for (int64_t o = 0; o < plane_out; ++o) {
+        const int64_t k = idx[p * plane_out + o];
+        if (k >= 0 && k < plane_in) sums[size_t(k)] += Acc(dy[p * plane_out + o]);
+      }
+      for (int64_t i = 0; i < plane_in; ++i) dx[p * plane_in + i] = T(sums[size_t(i)]);
+    }
   });
 }
 
@@ -114,119 +141,180 @@ int64_t adaptive_work(const Geometry2d& g) {
   return ((g.h.in + g.h.out - 1) / g.h.out + 1) * ((g.w.in + g.w.out - 1) / g.w.out + 1);
 }
 
-// An op whose result element is one function of the plane it reads (forward: the input's plane
-// at an output (r, c); backward: grad_output's plane at an input (r, c)).
-#define KILN_POOL_FORWARD(fn, work)                                                                                  \
-  visit_floating(plan.dtype, [&](auto tag) {                                                                         \
-    using T = decltype(tag);                                                                                         \
-    forward<T>(plan.geometry, out, self, (work),                                                                     \
-               [&](const T* x, int64_t oh, int64_t ow) { return pool::fn<opmath_t<T>>(plan.geometry, x, oh, ow); }); \
-  })
-#define KILN_POOL_BACKWARD(fn, work)                                                                         \
-  visit_floating(plan.dtype, [&](auto tag) {                                                                 \
-    using T = decltype(tag);                                                                                 \
-    backward<T>(plan.geometry, out, grad_output, (work), [&](const T* dy, int64_t, int64_t ih, int64_t iw) { \
-      return pool::fn<opmath_t<T>>(plan.geometry, dy, ih, iw);                                               \
-    });                                                                                                      \
-  })
-
 }  // namespace
 
 void max_pool2d_with_indices(const meta::Pool2dPlan& plan, const TensorBase& output, const TensorBase& indices,
                              const TensorBase& self) {
   const Geometry2d& g = plan.geometry;
+  const auto wh = table<Span>(g.h.out, [&](int64_t o) { return pool::max_window(g.h, o); });
+  const auto ww = table<Span>(g.w.out, [&](int64_t o) { return pool::max_window(g.w, o); });
   visit_floating(plan.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    max_forward<T>(g, output, indices, self, g.h.dilation, g.w.dilation, g.h.kernel * g.w.kernel,
-                   [&](int64_t oh, int64_t ow) {
-                     return std::pair{pool::max_window(g.h, oh), pool::max_window(g.w, ow)};
-                   });
+    max_forward<decltype(tag)>(g, output, indices, self, g.h.dilation, g.w.dilation, wh, ww);
   });
 }
 
 void max_pool2d_with_indices_backward(const meta::Pool2dPlan& plan, const TensorBase& grad_input,
                                       const TensorBase& grad_output, const TensorBase& /*self*/,
                                       const TensorBase& indices) {
-  const Geometry2d& g = plan.geometry;
-  visit_floating(plan.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    max_backward<T>(g, grad_input, grad_output, indices, [&](int64_t ih, int64_t iw) {
-      return std::pair{pool::max_outputs_of(g.h, ih), pool::max_outputs_of(g.w, iw)};
-    });
-  });
+  visit_floating(plan.dtype,
+                 [&](auto tag) { max_backward<decltype(tag)>(plan.geometry, grad_input, grad_output, indices); });
 }
 
 void adaptive_max_pool2d(const meta::Pool2dPlan& plan, const TensorBase& output, const TensorBase& indices,
                          const TensorBase& self) {
   const Geometry2d& g = plan.geometry;
   if (g.h.out == 0 || g.w.out == 0) return;
-  visit_floating(plan.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    max_forward<T>(g, output, indices, self, 1, 1, adaptive_work(g), [&](int64_t oh, int64_t ow) {
-      return std::pair{pool::adaptive_window(g.h, oh), pool::adaptive_window(g.w, ow)};
-    });
-  });
+  const auto wh = table<Span>(g.h.out, [&](int64_t o) { return pool::adaptive_window(g.h, o); });
+  const auto ww = table<Span>(g.w.out, [&](int64_t o) { return pool::adaptive_window(g.w, o); });
+  visit_floating(plan.dtype, [&](auto tag) { max_forward<decltype(tag)>(g, output, indices, self, 1, 1, wh, ww); });
 }
 
 void adaptive_max_pool2d_backward(const meta::Pool2dPlan& plan, const TensorBase& grad_input,
                                   const TensorBase& grad_output, const TensorBase& /*self*/,
                                   const TensorBase& indices) {
-  const Geometry2d& g = plan.geometry;
-  visit_floating(plan.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    max_backward<T>(g, grad_input, grad_output, indices, [&](int64_t ih, int64_t iw) {
-      return std::pair{pool::adaptive_outputs_of(g.h, ih), pool::adaptive_outputs_of(g.w, iw)};
-    });
-  });
+  visit_floating(plan.dtype,
+                 [&](auto tag) { max_backward<decltype(tag)>(plan.geometry, grad_input, grad_output, indices); });
 }
 
 void avg_pool2d(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& self) {
-  KILN_POOL_FORWARD(avg_pool_value, plan.geometry.h.kernel * plan.geometry.w.kernel);
+  const Geometry2d& g = plan.geometry;
+  const auto wh = table<pool::AvgSpan>(g.h.out, [&](int64_t o) { return pool::avg_window(g.h, o); });
+  const auto ww = table<pool::AvgSpan>(g.w.out, [&](int64_t o) { return pool::avg_window(g.w, o); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    pool::AxisCache<Acc> ch, cw;
+    ch.avg = wh.data();
+    cw.avg = ww.data();
+    forward<T>(g, out, self, g.h.kernel * g.w.kernel,
+               [&](const T* x, int64_t oh, int64_t ow) { return pool::avg_pool_value<Acc>(g, x, oh, ow, ch, cw); });
+  });
 }
 
 void avg_pool2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& grad_output,
                          const TensorBase& /*self*/) {
   const Geometry2d& g = plan.geometry;
-  KILN_POOL_BACKWARD(avg_pool_grad, (g.h.kernel / g.h.stride + 1) * (g.w.kernel / g.w.stride + 1));
+  const auto wh = table<pool::AvgSpan>(g.h.out, [&](int64_t o) { return pool::avg_window(g.h, o); });
+  const auto ww = table<pool::AvgSpan>(g.w.out, [&](int64_t o) { return pool::avg_window(g.w, o); });
+  const auto oh = table<Span>(g.h.in, [&](int64_t i) { return pool::avg_outputs_of(g.h, i); });
+  const auto ow = table<Span>(g.w.in, [&](int64_t i) { return pool::avg_outputs_of(g.w, i); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    pool::AxisCache<Acc> ch, cw;
+    ch.avg = wh.data();
+    cw.avg = ww.data();
+    ch.outputs_of = oh.data();
+    cw.outputs_of = ow.data();
+    const int64_t work = (g.h.kernel / g.h.stride + 1) * (g.w.kernel / g.w.stride + 1);
+    backward<T>(g, out, grad_output, work, [&](const T* dy, int64_t, int64_t ih, int64_t iw) {
+      return pool::avg_pool_grad<Acc>(g, dy, ih, iw, ch, cw);
+    });
+  });
 }
 
 void _adaptive_avg_pool2d(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& self) {
-  if (plan.geometry.h.out == 0 || plan.geometry.w.out == 0) return;
-  KILN_POOL_FORWARD(adaptive_avg_value, adaptive_work(plan.geometry));
+  const Geometry2d& g = plan.geometry;
+  if (g.h.out == 0 || g.w.out == 0) return;
+  const auto wh = table<Span>(g.h.out, [&](int64_t o) { return pool::adaptive_window(g.h, o); });
+  const auto ww = table<Span>(g.w.out, [&](int64_t o) { return pool::adaptive_window(g.w, o); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    pool::AxisCache<Acc> ch, cw;
+    ch.adaptive = wh.data();
+    cw.adaptive = ww.data();
+    forward<T>(g, out, self, adaptive_work(g),
+               [&](const T* x, int64_t oh, int64_t ow) { return pool::adaptive_avg_value<Acc>(g, x, oh, ow, ch, cw); });
+  });
 }
 
 void _adaptive_avg_pool2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& grad_output,
                                    const TensorBase& /*self*/) {
-  KILN_POOL_BACKWARD(adaptive_avg_grad, 4);
+  const Geometry2d& g = plan.geometry;
+  const auto wh = table<Span>(g.h.out, [&](int64_t o) { return pool::adaptive_window(g.h, o); });
+  const auto ww = table<Span>(g.w.out, [&](int64_t o) { return pool::adaptive_window(g.w, o); });
+  const auto oh = table<Span>(g.h.in, [&](int64_t i) { return pool::adaptive_outputs_of(g.h, i); });
+  const auto ow = table<Span>(g.w.in, [&](int64_t i) { return pool::adaptive_outputs_of(g.w, i); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    pool::AxisCache<Acc> ch, cw;
+    ch.adaptive = wh.data();
+    cw.adaptive = ww.data();
+    ch.outputs_of = oh.data();
+    cw.outputs_of = ow.data();
+    backward<T>(g, out, grad_output, 4, [&](const T* dy, int64_t, int64_t ih, int64_t iw) {
+      return pool::adaptive_avg_grad<Acc>(g, dy, ih, iw, ch, cw);
+    });
+  });
 }
 
 void upsample_nearest2d(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& self) {
   const Geometry2d& g = plan.geometry;
+  const auto sh = table<int64_t>(g.h.out, [&](int64_t o) { return pool::nearest_source(g.h, o) * g.w.in; });
+  const auto sw = table<int64_t>(g.w.out, [&](int64_t o) { return pool::nearest_source(g.w, o); });
   visit_floating(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = data_of<T>(self);
     T* y = out_of<T>(out);
     each_result(g.planes, g.h.out, g.w.out, 1, [&](int64_t p, int64_t oh, int64_t ow, int64_t at) {
-      y[at] = x[p * in_plane(g) + pool::nearest_source(g.h, oh) * g.w.in + pool::nearest_source(g.w, ow)];
+      y[at] = x[p * in_plane(g) + sh[size_t(oh)] + sw[size_t(ow)]];
     });
   });
 }
 
 void upsample_nearest2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& grad_output) {
   const Geometry2d& g = plan.geometry;
-  KILN_POOL_BACKWARD(nearest_grad, (g.h.out / g.h.in + 1) * (g.w.out / g.w.in + 1));
+  const auto oh = table<Span>(g.h.in, [&](int64_t i) { return pool::nearest_outputs_of(g.h, i); });
+  const auto ow = table<Span>(g.w.in, [&](int64_t i) { return pool::nearest_outputs_of(g.w, i); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    pool::AxisCache<Acc> ch, cw;
+    ch.outputs_of = oh.data();
+    cw.outputs_of = ow.data();
+    const int64_t work = (g.h.out / g.h.in + 1) * (g.w.out / g.w.in + 1);
+    backward<T>(g, out, grad_output, work, [&](const T* dy, int64_t, int64_t ih, int64_t iw) {
+      return pool::nearest_grad<Acc>(g, dy, ih, iw, ch, cw);
+    });
+  });
 }
 
 void upsample_bilinear2d(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& self) {
-  KILN_POOL_FORWARD(bilinear_value, 4);
+  const Geometry2d& g = plan.geometry;
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    const auto lh = table<pool::Linear<Acc>>(g.h.out, [&](int64_t o) { return pool::linear_source<Acc>(g.h, o); });
+    const auto lw = table<pool::Linear<Acc>>(g.w.out, [&](int64_t o) { return pool::linear_source<Acc>(g.w, o); });
+    pool::AxisCache<Acc> ch, cw;
+    ch.linear = lh.data();
+    cw.linear = lw.data();
+    forward<T>(g, out, self, 4,
+               [&](const T* x, int64_t oh, int64_t ow) { return pool::bilinear_value<Acc>(g, x, oh, ow, ch, cw); });
+  });
 }
 
 void upsample_bilinear2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& grad_output) {
   const Geometry2d& g = plan.geometry;
-  KILN_POOL_BACKWARD(bilinear_grad, (g.h.out / g.h.in + 2) * (g.w.out / g.w.in + 2));
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    const auto lh = table<pool::Linear<Acc>>(g.h.out, [&](int64_t o) { return pool::linear_source<Acc>(g.h, o); });
+    const auto lw = table<pool::Linear<Acc>>(g.w.out, [&](int64_t o) { return pool::linear_source<Acc>(g.w, o); });
+    const auto oh = table<Span>(g.h.in, [&](int64_t i) { return pool::linear_outputs_of<Acc>(g.h, i); });
+    const auto ow = table<Span>(g.w.in, [&](int64_t i) { return pool::linear_outputs_of<Acc>(g.w, i); });
+    pool::AxisCache<Acc> ch, cw;
+    ch.linear = lh.data();
+    cw.linear = lw.data();
+    ch.outputs_of = oh.data();
+    cw.outputs_of = ow.data();
+    const int64_t work = (g.h.out / g.h.in + 2) * (g.w.out / g.w.in + 2);
+    backward<T>(g, out, grad_output, work, [&](const T* dy, int64_t, int64_t ih, int64_t iw) {
+      return pool::bilinear_grad<Acc>(g, dy, ih, iw, ch, cw);
+    });
+  });
 }
-
-#undef KILN_POOL_FORWARD
-#undef KILN_POOL_BACKWARD
 
 }  // namespace kiln::cpu

@@ -1,13 +1,15 @@
 // Pooling ops over the 2-d kernels (ops/pooling.yaml): max_pool2d is max_pool2d_with_indices'
 // values; the 1-d pools run the 2-d kernels on [.., C, 1, W] (as PyTorch's); adaptive_avg_pool2d
-// is _adaptive_avg_pool2d; max_unpool2d scatters each value to its index.
+// is _adaptive_avg_pool2d (a mean for 1 x 1); max_unpool2d scatters each value to its index.
 #include "kiln/gen/composite.h"
 #include "kiln/core.h"
+#include "kiln/meta/pooling.h"
 #include "kiln/gen/api/_adaptive_avg_pool2d.h"
 #include "kiln/gen/api/adaptive_max_pool2d.h"
 #include "kiln/gen/api/amax.h"
 #include "kiln/gen/api/amin.h"
 #include "kiln/gen/api/avg_pool2d.h"
+#include "kiln/gen/api/mean.h"
 #include "kiln/gen/api/max_pool1d_with_indices.h"
 #include "kiln/gen/api/max_pool2d_with_indices.h"
 #include "kiln/gen/api/scatter.h"
@@ -76,6 +78,12 @@ Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
+  // global average pooling is a mean over the plane (a vectorized reduction), as PyTorch's
+  if (output_size.size() == 2 && output_size[0] == 1 && output_size[1] == 1 && (self.dim() == 3 || self.dim() == 4)) {
+    meta::adaptive_pool2d("adaptive_avg_pool2d", self, output_size);  // the same checks and messages
+    const int64_t plane[2] = {-2, -1};
+    return kiln::mean(self, IntArrayRef(plane, 2), /*keepdim=*/true);
+  }
   return kiln::_adaptive_avg_pool2d(self, output_size);
 }
 

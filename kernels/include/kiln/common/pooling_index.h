@@ -195,9 +195,33 @@ KILN_HOST_DEVICE KILN_INLINE Acc linear_weight(const Linear<Acc>& s, int64_t i) 
 // Forwards read a plane of the input (x); backwards a plane of grad_output (dy) and give one
 // input element's gradient. Acc: the compute type (float for 16-bit floats).
 
+// Per-dim answers a CPU kernel computes once per call (entry i: the function of that name at
+// index i); a null table is computed on the fly (CUDA, where a thread computes one element).
+template <typename Acc>
+struct AxisCache {
+  const Span* outputs_of = nullptr;     // per input index: the outputs that read it
+  const AvgSpan* avg = nullptr;         // per output: avg_window
+  const Span* adaptive = nullptr;       // per output: adaptive_window
+  const Linear<Acc>* linear = nullptr;  // per output: linear_source
+};
+
+template <typename Acc>
+KILN_HOST_DEVICE KILN_INLINE AvgSpan avg_window_of(const Dim& d, const AxisCache<Acc>& c, int64_t o) {
+  return c.avg ? c.avg[o] : avg_window(d, o);
+}
+template <typename Acc>
+KILN_HOST_DEVICE KILN_INLINE Span adaptive_window_of(const Dim& d, const AxisCache<Acc>& c, int64_t o) {
+  return c.adaptive ? c.adaptive[o] : adaptive_window(d, o);
+}
+template <typename Acc>
+KILN_HOST_DEVICE KILN_INLINE Linear<Acc> linear_source_of(const Dim& d, const AxisCache<Acc>& c, int64_t o) {
+  return c.linear ? c.linear[o] : linear_source<Acc>(d, o);
+}
+
 template <typename Acc, typename T>
-KILN_HOST_DEVICE KILN_INLINE Acc avg_pool_value(const Geometry2d& g, const T* x, int64_t oh, int64_t ow) {
-  const AvgSpan sh = avg_window(g.h, oh), sw = avg_window(g.w, ow);
+KILN_HOST_DEVICE KILN_INLINE Acc avg_pool_value(const Geometry2d& g, const T* x, int64_t oh, int64_t ow,
+                                                const AxisCache<Acc>& ch = {}, const AxisCache<Acc>& cw = {}) {
+  const AvgSpan sh = avg_window_of(g.h, ch, oh), sw = avg_window_of(g.w, cw, ow);
   if (sh.begin >= sh.end || sw.begin >= sw.end) return Acc(0);
   Acc s = 0;
   for (int64_t ih = sh.begin; ih < sh.end; ++ih)
@@ -206,20 +230,23 @@ KILN_HOST_DEVICE KILN_INLINE Acc avg_pool_value(const Geometry2d& g, const T* x,
 }
 
 template <typename Acc, typename T>
-KILN_HOST_DEVICE KILN_INLINE Acc avg_pool_grad(const Geometry2d& g, const T* dy, int64_t ih, int64_t iw) {
-  const Span oh_span = avg_outputs_of(g.h, ih), ow_span = avg_outputs_of(g.w, iw);
+KILN_HOST_DEVICE KILN_INLINE Acc avg_pool_grad(const Geometry2d& g, const T* dy, int64_t ih, int64_t iw,
+                                               const AxisCache<Acc>& ch = {}, const AxisCache<Acc>& cw = {}) {
+  const Span oh_span = ch.outputs_of ? ch.outputs_of[ih] : avg_outputs_of(g.h, ih);
+  const Span ow_span = cw.outputs_of ? cw.outputs_of[iw] : avg_outputs_of(g.w, iw);
   Acc s = 0;
   for (int64_t oh = oh_span.begin; oh < oh_span.end; ++oh) {
-    const AvgSpan sh = avg_window(g.h, oh);
+    const AvgSpan sh = avg_window_of(g.h, ch, oh);
     for (int64_t ow = ow_span.begin; ow < ow_span.end; ++ow)
-      s += Acc(dy[oh * g.w.out + ow]) / Acc(avg_divisor(g, sh, avg_window(g.w, ow)));
+      s += Acc(dy[oh * g.w.out + ow]) / Acc(avg_divisor(g, sh, avg_window_of(g.w, cw, ow)));
   }
   return s;
 }
 
 template <typename Acc, typename T>
-KILN_HOST_DEVICE KILN_INLINE Acc adaptive_avg_value(const Geometry2d& g, const T* x, int64_t oh, int64_t ow) {
-  const Span sh = adaptive_window(g.h, oh), sw = adaptive_window(g.w, ow);
+KILN_HOST_DEVICE KILN_INLINE Acc adaptive_avg_value(const Geometry2d& g, const T* x, int64_t oh, int64_t ow,
+                                                    const AxisCache<Acc>& ch = {}, const AxisCache<Acc>& cw = {}) {
+  const Span sh = adaptive_window_of(g.h, ch, oh), sw = adaptive_window_of(g.w, cw, ow);
   Acc s = 0;
   for (int64_t ih = sh.begin; ih < sh.end; ++ih)
     for (int64_t iw = sw.begin; iw < sw.end; ++iw) s += Acc(x[ih * g.w.in + iw]);
@@ -227,13 +254,15 @@ KILN_HOST_DEVICE KILN_INLINE Acc adaptive_avg_value(const Geometry2d& g, const T
 }
 
 template <typename Acc, typename T>
-KILN_HOST_DEVICE KILN_INLINE Acc adaptive_avg_grad(const Geometry2d& g, const T* dy, int64_t ih, int64_t iw) {
-  const Span oh_span = adaptive_outputs_of(g.h, ih), ow_span = adaptive_outputs_of(g.w, iw);
+KILN_HOST_DEVICE KILN_INLINE Acc adaptive_avg_grad(const Geometry2d& g, const T* dy, int64_t ih, int64_t iw,
+                                                   const AxisCache<Acc>& ch = {}, const AxisCache<Acc>& cw = {}) {
+  const Span oh_span = ch.outputs_of ? ch.outputs_of[ih] : adaptive_outputs_of(g.h, ih);
+  const Span ow_span = cw.outputs_of ? cw.outputs_of[iw] : adaptive_outputs_of(g.w, iw);
   Acc s = 0;
   for (int64_t oh = oh_span.begin; oh < oh_span.end; ++oh) {
-    const Span sh = adaptive_window(g.h, oh);
+    const Span sh = adaptive_window_of(g.h, ch, oh);
     for (int64_t ow = ow_span.begin; ow < ow_span.end; ++ow) {
-      const Span sw = adaptive_window(g.w, ow);
+      const Span sw = adaptive_window_of(g.w, cw, ow);
       s += Acc(dy[oh * g.w.out + ow]) / Acc((sh.end - sh.begin) * (sw.end - sw.begin));
     }
   }
@@ -254,8 +283,10 @@ KILN_HOST_DEVICE KILN_INLINE Acc max_pool_grad(const Geometry2d& g, const T* dy,
 }
 
 template <typename Acc, typename T>
-KILN_HOST_DEVICE KILN_INLINE Acc nearest_grad(const Geometry2d& g, const T* dy, int64_t ih, int64_t iw) {
-  const Span oh_span = nearest_outputs_of(g.h, ih), ow_span = nearest_outputs_of(g.w, iw);
+KILN_HOST_DEVICE KILN_INLINE Acc nearest_grad(const Geometry2d& g, const T* dy, int64_t ih, int64_t iw,
+                                              const AxisCache<Acc>& ch = {}, const AxisCache<Acc>& cw = {}) {
+  const Span oh_span = ch.outputs_of ? ch.outputs_of[ih] : nearest_outputs_of(g.h, ih);
+  const Span ow_span = cw.outputs_of ? cw.outputs_of[iw] : nearest_outputs_of(g.w, iw);
   Acc s = 0;
   for (int64_t oh = oh_span.begin; oh < oh_span.end; ++oh)
     for (int64_t ow = ow_span.begin; ow < ow_span.end; ++ow) s += Acc(dy[oh * g.w.out + ow]);
@@ -263,8 +294,9 @@ KILN_HOST_DEVICE KILN_INLINE Acc nearest_grad(const Geometry2d& g, const T* dy, 
 }
 
 template <typename Acc, typename T>
-KILN_HOST_DEVICE KILN_INLINE Acc bilinear_value(const Geometry2d& g, const T* x, int64_t oh, int64_t ow) {
-  const Linear<Acc> sh = linear_source<Acc>(g.h, oh), sw = linear_source<Acc>(g.w, ow);
+KILN_HOST_DEVICE KILN_INLINE Acc bilinear_value(const Geometry2d& g, const T* x, int64_t oh, int64_t ow,
+                                                const AxisCache<Acc>& ch = {}, const AxisCache<Acc>& cw = {}) {
+  const Linear<Acc> sh = linear_source_of(g.h, ch, oh), sw = linear_source_of(g.w, cw, ow);
   const T* r0 = x + sh.i0 * g.w.in;
   const T* r1 = r0 + sh.step * g.w.in;
   return sh.l0 * (sw.l0 * Acc(r0[sw.i0]) + sw.l1 * Acc(r0[sw.i0 + sw.step])) +
@@ -272,14 +304,16 @@ KILN_HOST_DEVICE KILN_INLINE Acc bilinear_value(const Geometry2d& g, const T* x,
 }
 
 template <typename Acc, typename T>
-KILN_HOST_DEVICE KILN_INLINE Acc bilinear_grad(const Geometry2d& g, const T* dy, int64_t ih, int64_t iw) {
-  const Span oh_span = linear_outputs_of<Acc>(g.h, ih), ow_span = linear_outputs_of<Acc>(g.w, iw);
+KILN_HOST_DEVICE KILN_INLINE Acc bilinear_grad(const Geometry2d& g, const T* dy, int64_t ih, int64_t iw,
+                                               const AxisCache<Acc>& ch = {}, const AxisCache<Acc>& cw = {}) {
+  const Span oh_span = ch.outputs_of ? ch.outputs_of[ih] : linear_outputs_of<Acc>(g.h, ih);
+  const Span ow_span = cw.outputs_of ? cw.outputs_of[iw] : linear_outputs_of<Acc>(g.w, iw);
   Acc s = 0;
   for (int64_t oh = oh_span.begin; oh < oh_span.end; ++oh) {
-    const Acc wh = linear_weight(linear_source<Acc>(g.h, oh), ih);
+    const Acc wh = linear_weight(linear_source_of(g.h, ch, oh), ih);
     Acc row = 0;
     for (int64_t ow = ow_span.begin; ow < ow_span.end; ++ow)
-      row += linear_weight(linear_source<Acc>(g.w, ow), iw) * Acc(dy[oh * g.w.out + ow]);
+      row += linear_weight(linear_source_of(g.w, cw, ow), iw) * Acc(dy[oh * g.w.out + ow]);
     s += wh * row;
   }
   return s;
