@@ -259,6 +259,10 @@ TEST_CASE("upsample_bilinear2d: align_corners, half-pixel centres clamped at 0, 
   const Tensor g = arange(1.0, 13.0, 1.0, DType::Float64).reshape({1, 1, 3, 4});
   expect_values(upsample_bilinear2d_backward(g, {3, 4}, {1, 1, 2, 3}, false), {1, 1, 2, 3},
                 {5.375, 7.1875, 10.4375, 16.375, 17.1875, 21.4375}, 1e-12);
+  // a scale that points past the input (inconsistent with output_size) reads the last row
+  expect_values(upsample_bilinear2d(y, {3, 4}, false, 0.1, std::nullopt), {1, 1, 3, 4},
+                {3, 3.625, 4.375, 5, 3, 3.625, 4.375, 5, 3, 3.625, 4.375, 5}, 1e-12);
+  expect_values(upsample_nearest2d(y, {2, 3}, 1e-30, std::nullopt), {1, 1, 2, 3}, {0, 1, 2, 3, 4, 5}, 0);
   // float32: the same values to float precision
   expect_values(upsample_bilinear2d(y.to(DType::Float32), {3, 4}, false), {1, 1, 3, 4},
                 {0, 0.625, 1.375, 2, 1.5, 2.125, 2.875, 3.5, 3, 3.625, 4.375, 5}, 1e-6);

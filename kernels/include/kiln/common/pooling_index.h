@@ -110,7 +110,8 @@ KILN_HOST_DEVICE KILN_INLINE Span adaptive_outputs_of(const Dim& d, int64_t i) {
 KILN_HOST_DEVICE KILN_INLINE int64_t nearest_source(const Dim& d, int64_t o) {
   if (d.out == d.in) return o;
   if (d.out == 2 * d.in) return o >> 1;
-  return min64(int64_t(floorf(float(o) * d.nearest_scale)), d.in - 1);
+  const float src = floorf(float(o) * d.nearest_scale);
+  return src < float(d.in - 1) ? int64_t(src) : d.in - 1;  // compared first: a huge float has no int64
 }
 
 // The first output in [0, out) whose value of the nondecreasing f is >= v (a binary search, so
@@ -156,8 +157,9 @@ KILN_HOST_DEVICE KILN_INLINE Linear<Acc> linear_source(const Dim& d, int64_t o) 
   Acc real = d.align_corners ? scale * Acc(o) : scale * (Acc(o) + Acc(0.5)) - Acc(0.5);
   if (!d.align_corners && real < Acc(0)) real = Acc(0);
   // scales_h inconsistent with output_size could point past the input (PyTorch reads out of
-  // bounds there): the last pixel instead
-  const int64_t i0 = min64(int64_t(real), d.in - 1);
+  // bounds there): the last pixel instead (clamped before the cast: a huge float has no int64)
+  if (!(real < Acc(d.in))) real = Acc(d.in - 1);
+  const int64_t i0 = int64_t(real);
   const int64_t step = i0 < d.in - 1 ? 1 : 0;
   Acc l1 = real - Acc(i0);
   l1 = l1 < Acc(0) ? Acc(0) : (l1 > Acc(1) ? Acc(1) : l1);
