@@ -194,6 +194,7 @@ void avg_pool2d(const meta::Pool2dPlan& plan, const TensorBase& out, const Tenso
 void avg_pool2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& grad_output,
                          const TensorBase& /*self*/) {
   const Geometry2d& g = plan.geometry;
+  if (g.planes == 0) return;
   const auto wh = table<pool::AvgSpan>(g.h.out, [&](int64_t o) { return pool::avg_window(g.h, o); });
   const auto ww = table<pool::AvgSpan>(g.w.out, [&](int64_t o) { return pool::avg_window(g.w, o); });
   const auto oh = table<Span>(g.h.in, [&](int64_t i) { return pool::avg_outputs_of(g.h, i); });
@@ -201,14 +202,31 @@ void avg_pool2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, co
   visit_floating(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     using Acc = opmath_t<T>;
-    pool::AxisCache<Acc> ch, cw;
-    ch.avg = wh.data();
-    cw.avg = ww.data();
-    ch.outputs_of = oh.data();
-    cw.outputs_of = ow.data();
-    const int64_t work = (g.h.kernel / g.h.stride + 1) * (g.w.kernel / g.w.stride + 1);
-    backward<T>(g, out, grad_output, work, [&](const T* dy, int64_t, int64_t ih, int64_t iw) {
-      return pool::avg_pool_grad<Acc>(g, dy, ih, iw, ch, cw);
+    const T* dy = data_of<T>(grad_output);
+    T* dx = out_of<T>(out);
+    const int64_t plane_out = out_plane(g), work = (g.h.kernel / g.h.stride + 1) * (g.w.kernel / g.w.stride + 1);
+    // each output's share (its gradient over its divisor: one division per output, as PyTorch's,
+    // and the same quotient avg_pool_grad computes), then each input sums its outputs' shares
+    kiln::detail::parallel_items(g.planes * g.h.in, g.w.in * work, [&](int64_t begin, int64_t end) {
+      std::vector<Acc> share(static_cast<size_t>(plane_out));
+      int64_t filled = -1;
+      for (int64_t pr = begin; pr < end; ++pr) {
+        const int64_t p = pr / g.h.in, ih = pr % g.h.in;
+        if (p != filled) {
+          for (int64_t o = 0; o < plane_out; ++o)
+            share[size_t(o)] = Acc(dy[p * plane_out + o]) /
+                               Acc(pool::avg_divisor(g, wh[size_t(o / g.w.out)], ww[size_t(o % g.w.out)]));
+          filled = p;
+        }
+        const Span sh = oh[size_t(ih)];
+        for (int64_t iw = 0; iw < g.w.in; ++iw) {
+          const Span sw = ow[size_t(iw)];
+          Acc s = 0;
+          for (int64_t r = sh.begin; r < sh.end; ++r)
+            for (int64_t c = sw.begin; c < sw.end; ++c) s += share[size_t(r * g.w.out + c)];
+          dx[pr * g.w.in + iw] = T(s);
+        }
+      }
     });
   });
 }
