@@ -2,9 +2,9 @@
 // Each result element is computed on its own from the index math shared with CUDA
 // (kiln/common/pooling_index.h), in float for 16-bit inputs, with each spatial dim's windows,
 // spans and weights tabulated once per call (pool::AxisCache) instead of per element. Backwards
-// gather: each input element sums the outputs that read it, in output order (max pools scatter
-// plane by plane instead, in the same order), so the result does not depend on the thread count.
-// Threads split the (plane, row) pairs of the result.
+// gather: each input element sums the outputs that read it, in output order (max pools and
+// bilinear upsampling scatter plane by plane instead, in output order), so the result does not
+// depend on the thread count. Threads split the (plane, row) pairs of the result.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -314,23 +314,40 @@ void upsample_bilinear2d(const meta::Pool2dPlan& plan, const TensorBase& out, co
   });
 }
 
+// Scattered plane by plane in output order (PyTorch's CPU order and products), one plane per
+// thread at a time: the output's four weighted shares cost less than each input finding its
+// outputs, and the result does not depend on the thread count.
 void upsample_bilinear2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& grad_output) {
   const Geometry2d& g = plan.geometry;
+  const int64_t plane_in = in_plane(g), plane_out = out_plane(g);
+  if (g.planes == 0) return;
   visit_floating(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     using Acc = opmath_t<T>;
     const auto lh = table<pool::Linear<Acc>>(g.h.out, [&](int64_t o) { return pool::linear_source<Acc>(g.h, o); });
     const auto lw = table<pool::Linear<Acc>>(g.w.out, [&](int64_t o) { return pool::linear_source<Acc>(g.w, o); });
-    const auto oh = table<Span>(g.h.in, [&](int64_t i) { return pool::linear_outputs_of<Acc>(g.h, i); });
-    const auto ow = table<Span>(g.w.in, [&](int64_t i) { return pool::linear_outputs_of<Acc>(g.w, i); });
-    pool::AxisCache<Acc> ch, cw;
-    ch.linear = lh.data();
-    cw.linear = lw.data();
-    ch.outputs_of = oh.data();
-    cw.outputs_of = ow.data();
-    const int64_t work = (g.h.out / g.h.in + 2) * (g.w.out / g.w.in + 2);
-    backward<T>(g, out, grad_output, work, [&](const T* dy, int64_t, int64_t ih, int64_t iw) {
-      return pool::bilinear_grad<Acc>(g, dy, ih, iw, ch, cw);
+    const T* dy = data_of<T>(grad_output);
+    T* dx = out_of<T>(out);
+    kiln::detail::parallel_items(g.planes, plane_in + 4 * plane_out, [&](int64_t begin, int64_t end) {
+      std::vector<Acc> sums(static_cast<size_t>(plane_in));
+      for (int64_t p = begin; p < end; ++p) {
+        std::fill(sums.begin(), sums.end(), Acc(0));
+        for (int64_t oh = 0; oh < g.h.out; ++oh) {
+          const pool::Linear<Acc>& sh = lh[size_t(oh)];
+          Acc* r0 = sums.data() + sh.i0 * g.w.in;
+          Acc* r1 = r0 + sh.step * g.w.in;
+          const T* gy = dy + p * plane_out + oh * g.w.out;
+          for (int64_t ow = 0; ow < g.w.out; ++ow) {
+            const pool::Linear<Acc>& sw = lw[size_t(ow)];
+            const Acc v = Acc(gy[ow]);
+            r0[sw.i0] += sh.l0 * sw.l0 * v;
+            r0[sw.i0 + sw.step] += sh.l0 * sw.l1 * v;
+            r1[sw.i0] += sh.l1 * sw.l0 * v;
+            r1[sw.i0 + sw.step] += sh.l1 * sw.l1 * v;
+          }
+        }
+        for (int64_t i = 0; i < plane_in; ++i) dx[p * plane_in + i] = T(sums[size_t(i)]);
+      }
     });
   });
 }
