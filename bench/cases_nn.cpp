@@ -1,7 +1,8 @@
 // NN layers (issue 16): layer_norm [4096, 1024] forward and forward + backward (input, weight and
 // bias gradients), embedding of 64k tokens from a 50k x 512 table forward and forward + backward
-// (the table's dense gradient), dropout(p = 0.1) of 16M float32 in training. float32; both sides
-// get the same tensors (the dropout masks differ: each library draws its own). conv2d
+// (the table's dense gradient), dropout(p = 0.1) of 16M float32 in training, pooling and
+// resampling (max, average, global average, bilinear and nearest). float32; both sides get the
+// same tensors (the dropout masks differ: each library draws its own). conv2d
 // [16,64,56,56] x [64,64,3,3] (padding 1) forward and forward + backward (input, weight and bias
 // gradients): both run oneDNN. Causal attention [8 heads, L=1024, E=64] forward and forward +
 // backward: kiln's fused blockwise kernel, libtorch 1.13's composition (matmul, masked softmax,
@@ -132,6 +133,74 @@ std::vector<Case> nn_cases() {
          Twin x = twin_randn({kDrop});
          return Prepared{[x] { kiln::Tensor r = kiln::dropout(x.k, 0.1, true); },
                          [x] { at::Tensor r = at::dropout(x.t, 0.1, true); }};
+       }},
+      // pooling and resampling: a ResNet stem's max pool, an average pool, global average
+      // pooling and a 2x bilinear upsampling (NCHW, float32)
+      {"max_pool2d [32,64,112,112] k3 s2 p1 fwd", "nn", double(32 * 64 * 112 * 112) * 4 * 1.25, 0, "",
+       [] {
+         Twin x = twin_randn({32, 64, 112, 112});
+         return Prepared{[x] {
+                           kiln::Tensor r = kiln::max_pool2d(x.k, {3, 3}, {2, 2}, {1, 1});
+                         },
+                         [x] {
+                           at::Tensor r = at::max_pool2d(x.t, {3, 3}, {2, 2}, {1, 1});
+                         }};
+       }},
+      {"max_pool2d [32,64,112,112] k3 s2 p1 fwd+bwd", "nn", double(32 * 64 * 112 * 112) * 4 * 3, 0, "",
+       [] {
+         Twin x = twin_randn({32, 64, 112, 112}), g = twin_randn({32, 64, 56, 56});
+         kiln::Tensor kx = x.k.detach().requires_grad_(true);
+         at::Tensor tx = x.t.detach().requires_grad_(true);
+         return Prepared{[=] {
+                           kiln::max_pool2d(kx, {3, 3}, {2, 2}, {1, 1}).backward(g.k);
+                         },
+                         [=] {
+                           at::max_pool2d(tx, {3, 3}, {2, 2}, {1, 1}).backward(g.t);
+                         }};
+       }},
+      {"avg_pool2d [32,64,56,56] k3 s2 p1 fwd+bwd", "nn", double(32 * 64 * 56 * 56) * 4 * 3, 0, "",
+       [] {
+         Twin x = twin_randn({32, 64, 56, 56}), g = twin_randn({32, 64, 28, 28});
+         kiln::Tensor kx = x.k.detach().requires_grad_(true);
+         at::Tensor tx = x.t.detach().requires_grad_(true);
+         return Prepared{[=] {
+                           kiln::avg_pool2d(kx, {3, 3}, {2, 2}, {1, 1}).backward(g.k);
+                         },
+                         [=] {
+                           at::avg_pool2d(tx, {3, 3}, {2, 2}, {1, 1}).backward(g.t);
+                         }};
+       }},
+      {"adaptive_avg_pool2d [64,512,7,7] -> 1x1 fwd", "nn", double(64 * 512 * 49) * 4, 0, "",
+       [] {
+         Twin x = twin_randn({64, 512, 7, 7});
+         return Prepared{[x] {
+                           kiln::Tensor r = kiln::adaptive_avg_pool2d(x.k, {1, 1});
+                         },
+                         [x] {
+                           at::Tensor r = at::adaptive_avg_pool2d(x.t, {1, 1});
+                         }};
+       }},
+      {"upsample_bilinear2d [8,64,64,64] x2 fwd+bwd", "nn", double(8 * 64 * 64 * 64) * 4 * 10, 0, "",
+       [] {
+         Twin x = twin_randn({8, 64, 64, 64}), g = twin_randn({8, 64, 128, 128});
+         kiln::Tensor kx = x.k.detach().requires_grad_(true);
+         at::Tensor tx = x.t.detach().requires_grad_(true);
+         return Prepared{[=] {
+                           kiln::upsample_bilinear2d(kx, {128, 128}, false).backward(g.k);
+                         },
+                         [=] {
+                           at::upsample_bilinear2d(tx, {128, 128}, false).backward(g.t);
+                         }};
+       }},
+      {"upsample_nearest2d [8,64,64,64] x2 fwd", "nn", double(8 * 64 * 64 * 64) * 4 * 5, 0, "",
+       [] {
+         Twin x = twin_randn({8, 64, 64, 64});
+         return Prepared{[x] {
+                           kiln::Tensor r = kiln::upsample_nearest2d(x.k, {128, 128});
+                         },
+                         [x] {
+                           at::Tensor r = at::upsample_nearest2d(x.t, {128, 128});
+                         }};
        }},
   };
 }

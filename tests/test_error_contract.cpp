@@ -142,6 +142,8 @@ void broadcast_case(Ledger& L, const OpInfo& op, const Named& named) {
   if (free_index.count(op.name)) return;
   // searchsorted/bucketize: any values shape fits a 1-D sequence, and so does any sequence length.
   if (op.name == "searchsorted.Tensor" || op.name == "bucketize.Tensor") return;
+  // adaptive pools' backwards: an input of any size pools to grad_output's size
+  if (op.name == "_adaptive_avg_pool2d_backward" || op.name == "adaptive_max_pool2d_backward") return;
   if (op.name == "histogram.bins_tensor") return;                 // any number of edges fits any input
   if (op.name == "quantile" || op.name == "nanquantile") return;  // q: any number of quantiles fits
   // ctc_loss: padded targets may be wider than every target, and log_probs may have any number of classes.

@@ -119,6 +119,29 @@ META_FAMILIES = {
     "attention_backward": dict(custom=True, plan="AttentionPlan", header="attention", dense_inputs=False,
                                plan_only=True, inplace=False, results=["self"],
                                result_sizes={"grad_key": "key_sizes", "grad_value": "value_sizes"}),
+    # pooling and resampling (kiln/meta/pooling.h): one plan (Pool2dPlan: planes of H x W and
+    # each spatial dim's window or source scale) for every 2-d pool, upsample and their backwards;
+    # a backward's result has its forward's input shape. Kernels get the plan and the tensors.
+    "max_pool2d": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
+                      results=["self"]),
+    "max_pool2d_backward": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
+                               results=["self"]),
+    "avg_pool2d": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
+                      results=["self"]),
+    "avg_pool2d_backward": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
+                               results=["self"]),
+    "adaptive_pool2d": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
+                           results=["self"]),
+    "adaptive_pool2d_backward": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
+                                    results=["self"]),
+    "upsample_nearest2d": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
+                              results=["self"]),
+    "upsample_nearest2d_backward": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
+                                       results=["self"]),
+    "upsample_bilinear2d": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
+                               results=["self"]),
+    "upsample_bilinear2d_backward": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
+                                        results=["self"]),
     # shape copies (kiln/meta/shape_build.h): flip reverses dims, triangle keeps tril's or
     # triu's part of each matrix (in place too); both copy bytes, so every dtype shares one kernel
     "flip": dict(custom=True, plan="FlipPlan", header="shape_build", dense_inputs=True, inplace=False, results=["self"]),

@@ -14,6 +14,7 @@
 #include "kiln/meta/matmul.h"
 #include "kiln/meta/nll_loss.h"
 #include "kiln/meta/normalization.h"
+#include "kiln/meta/pooling.h"
 #include "kiln/meta/reduction.h"
 #include "kiln/meta/searching.h"
 #include "kiln/meta/shape_build.h"

@@ -117,6 +117,12 @@ std::tuple<TensorBase, TensorBase, TensorBase> sdpa_backward(const TensorBase& g
                                                              const TensorBase& attn_mask, const TensorBase& output,
                                                              const TensorBase& logsumexp, bool is_causal, double scale,
                                                              std::array<bool, 3> grad_input_mask);
+// Pooling (formulas_pooling.cpp). Max pooling's gradient is linear in grad_output, so its own
+// gradient reads `grad` (input-shaped, [*, H, W]) at each output's flat index into its H*W plane:
+// a gather of `indices`' shape.
+TensorBase max_pool_double_backward(const TensorBase& grad, const TensorBase& indices, int64_t spatial_dims);
+// The last n sizes (an adaptive pool's output_size, read off its gradient's shape).
+DimVector trailing_sizes(IntArrayRef sizes, int64_t n);
 // reduction: 0 none, 1 mean, 2 sum. `weight` undefined means no class weights.
 TensorBase nll_loss_backward(const TensorBase& grad, const TensorBase& self, const TensorBase& target,
                              const TensorBase& weight, int64_t reduction, int64_t ignore_index);

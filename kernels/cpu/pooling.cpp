@@ -1,0 +1,355 @@
+// 2-d pooling and resampling on CPU, over the meta step's planes of H x W (kiln/meta/pooling.h).
+// Each result element is computed on its own from the index math shared with CUDA
+// (kiln/common/pooling_index.h), in float for 16-bit inputs, with each spatial dim's windows,
+// spans and weights tabulated once per call (pool::AxisCache) instead of per element. Backwards
+// gather: each input element sums the outputs that read it, in output order (max pools and
+// bilinear upsampling scatter plane by plane instead, in output order), so the result does not
+// depend on the thread count. Threads split the (plane, row) pairs of the result.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+#include "kiln/common/pooling_index.h"
+#include "kiln/cpu/parallel.h"
+#include "kiln/gen/kernels/cpu/_adaptive_avg_pool2d.h"
+#include "kiln/gen/kernels/cpu/_adaptive_avg_pool2d_backward.h"
+#include "kiln/gen/kernels/cpu/adaptive_max_pool2d.h"
+#include "kiln/gen/kernels/cpu/adaptive_max_pool2d_backward.h"
+#include "kiln/gen/kernels/cpu/avg_pool2d.h"
+#include "kiln/gen/kernels/cpu/avg_pool2d_backward.h"
+#include "kiln/gen/kernels/cpu/max_pool2d_with_indices.h"
+#include "kiln/gen/kernels/cpu/max_pool2d_with_indices_backward.h"
+#include "kiln/gen/kernels/cpu/upsample_bilinear2d.h"
+#include "kiln/gen/kernels/cpu/upsample_bilinear2d_backward.h"
+#include "kiln/gen/kernels/cpu/upsample_nearest2d.h"
+#include "kiln/gen/kernels/cpu/upsample_nearest2d_backward.h"
+#include "kernel_utils.h"
+
+namespace kiln::cpu {
+namespace {
+
+using pool::Geometry2d;
+using pool::Span;
+
+// Runs fn(T tag) for the plan's floating dtype (the registry admits floating dtypes only).
+template <typename F>
+void visit_floating(DType dtype, const F& fn) {
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_floating(dtype_of<T>)) fn(tag);
+  });
+}
+
+// out[p][r][c] = fn(p, r, c) over planes x rows x cols, `work` elements read per result.
+template <typename F>
+void each_result(int64_t planes, int64_t rows, int64_t cols, int64_t work, const F& fn) {
+  if (planes == 0 || rows == 0 || cols == 0) return;
+  kiln::detail::parallel_items(planes * rows, cols * work, [&](int64_t begin, int64_t end) {
+    for (int64_t pr = begin; pr < end; ++pr) {
+      const int64_t p = pr / rows, r = pr % rows;
+      for (int64_t c = 0; c < cols; ++c) fn(p, r, c, (pr * cols) + c);
+    }
+  });
+}
+
+template <typename T>
+const T* data_of(const TensorBase& t) {
+  return static_cast<const T*>(t.data_ptr());
+}
+template <typename T>
+T* out_of(const TensorBase& t) {
+  return static_cast<T*>(t.data_ptr());
+}
+
+int64_t in_plane(const Geometry2d& g) { return g.h.in * g.w.in; }
+int64_t out_plane(const Geometry2d& g) { return g.h.out * g.w.out; }
+
+// A forward over the result's elements: value(plane input, oh, ow) in the compute type.
+template <typename T, typename F>
+void forward(const Geometry2d& g, const TensorBase& out, const TensorBase& self, int64_t work, const F& value) {
+  const T* x = data_of<T>(self);
+  T* y = out_of<T>(out);
+  each_result(g.planes, g.h.out, g.w.out, work,
+              [&](int64_t p, int64_t oh, int64_t ow, int64_t at) { y[at] = T(value(x + p * in_plane(g), oh, ow)); });
+}
+
+// A backward over the input's elements: value(plane of grad_output, plane index, ih, iw).
+template <typename T, typename F>
+void backward(const Geometry2d& g, const TensorBase& grad_input, const TensorBase& grad_output, int64_t work,
+              const F& value) {
+  const T* dy = data_of<T>(grad_output);
+  T* dx = out_of<T>(grad_input);
+  each_result(g.planes, g.h.in, g.w.in, work, [&](int64_t p, int64_t ih, int64_t iw, int64_t at) {
+    dx[at] = T(value(dy + p * out_plane(g), p, ih, iw));
+  });
+}
+
+// f(i) for i in [0, n): one dim's answers, computed once per call.
+template <typename V, typename F>
+std::vector<V> table(int64_t n, const F& f) {
+  std::vector<V> t(size_t(n > 0 ? n : 0));
+  for (int64_t i = 0; i < n; ++i) t[size_t(i)] = f(i);
+  return t;
+}
+
+// Max pooling forwards (windowed and adaptive): values and indices over the tabulated windows.
+template <typename T>
+void max_forward(const Geometry2d& g, const TensorBase& output, const TensorBase& indices, const TensorBase& self,
+                 int64_t step_h, int64_t step_w, const std::vector<Span>& wh, const std::vector<Span>& ww) {
+  using Acc = opmath_t<T>;
+  const T* x = data_of<T>(self);
+  T* y = out_of<T>(output);
+  int64_t* idx = out_of<int64_t>(indices);
+  const int64_t work = (wh.empty() ? 1 : wh[0].end - wh[0].begin + 1) * (ww.empty() ? 1 : ww[0].end - ww[0].begin + 1);
+  each_result(g.planes, g.h.out, g.w.out, work, [&](int64_t p, int64_t oh, int64_t ow, int64_t at) {
+    Acc v;
+    int64_t k;
+    pool::max_over<Acc>(x + p * in_plane(g), g.w.in, wh[size_t(oh)], step_h, ww[size_t(ow)], step_w, &v, &k);
+    y[at] = T(v);
+    idx[at] = k;
+  });
+}
+
+// Max pools' backward: each output's gradient added at its saved index, plane by plane in output
+// order (the order the CUDA gather sums in), in the compute type; an index outside the plane (a
+// window of padding only) passes nothing, as PyTorch's. One plane per thread at a time, so the
+// result does not depend on the thread count, and the work is the outputs', not the inputs'.
+template <typename T>
+void max_backward(const Geometry2d& g, const TensorBase& grad_input, const TensorBase& grad_output,
+                  const TensorBase& indices) {
+  using Acc = opmath_t<T>;
+  const int64_t plane_in = in_plane(g), plane_out = out_plane(g);
+  if (g.planes == 0 || plane_in == 0) return;
+  const int64_t* idx = data_of<int64_t>(indices);
+  const T* dy = data_of<T>(grad_output);
+  T* dx = out_of<T>(grad_input);
+  kiln::detail::parallel_items(g.planes, plane_in + plane_out, [&](int64_t begin, int64_t end) {
+    std::vector<Acc> sums(static_cast<size_t>(plane_in));
+    for (int64_t p = begin; p < end; ++p) {
+      std::fill(sums.begin(), sums.end(), Acc(0));
+      for (int64_t o = 0; o < plane_out; ++o) {
+        const int64_t k = idx[p * plane_out + o];
+        if (k >= 0 && k < plane_in) sums[size_t(k)] += Acc(dy[p * plane_out + o]);
+      }
+      for (int64_t i = 0; i < plane_in; ++i) dx[p * plane_in + i] = T(sums[size_t(i)]);
+    }
+  });
+}
+
+// The work per result of an adaptive pool: about one window.
+int64_t adaptive_work(const Geometry2d& g) {
+  return ((g.h.in + g.h.out - 1) / g.h.out + 1) * ((g.w.in + g.w.out - 1) / g.w.out + 1);
+}
+
+}  // namespace
+
+void max_pool2d_with_indices(const meta::Pool2dPlan& plan, const TensorBase& output, const TensorBase& indices,
+                             const TensorBase& self) {
+  const Geometry2d& g = plan.geometry;
+  const auto wh = table<Span>(g.h.out, [&](int64_t o) { return pool::max_window(g.h, o); });
+  const auto ww = table<Span>(g.w.out, [&](int64_t o) { return pool::max_window(g.w, o); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    max_forward<decltype(tag)>(g, output, indices, self, g.h.dilation, g.w.dilation, wh, ww);
+  });
+}
+
+void max_pool2d_with_indices_backward(const meta::Pool2dPlan& plan, const TensorBase& grad_input,
+                                      const TensorBase& grad_output, const TensorBase& /*self*/,
+                                      const TensorBase& indices) {
+  visit_floating(plan.dtype,
+                 [&](auto tag) { max_backward<decltype(tag)>(plan.geometry, grad_input, grad_output, indices); });
+}
+
+void adaptive_max_pool2d(const meta::Pool2dPlan& plan, const TensorBase& output, const TensorBase& indices,
+                         const TensorBase& self) {
+  const Geometry2d& g = plan.geometry;
+  if (g.h.out == 0 || g.w.out == 0) return;
+  const auto wh = table<Span>(g.h.out, [&](int64_t o) { return pool::adaptive_window(g.h, o); });
+  const auto ww = table<Span>(g.w.out, [&](int64_t o) { return pool::adaptive_window(g.w, o); });
+  visit_floating(plan.dtype, [&](auto tag) { max_forward<decltype(tag)>(g, output, indices, self, 1, 1, wh, ww); });
+}
+
+void adaptive_max_pool2d_backward(const meta::Pool2dPlan& plan, const TensorBase& grad_input,
+                                  const TensorBase& grad_output, const TensorBase& /*self*/,
+                                  const TensorBase& indices) {
+  visit_floating(plan.dtype,
+                 [&](auto tag) { max_backward<decltype(tag)>(plan.geometry, grad_input, grad_output, indices); });
+}
+
+void avg_pool2d(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& self) {
+  const Geometry2d& g = plan.geometry;
+  const auto wh = table<pool::AvgSpan>(g.h.out, [&](int64_t o) { return pool::avg_window(g.h, o); });
+  const auto ww = table<pool::AvgSpan>(g.w.out, [&](int64_t o) { return pool::avg_window(g.w, o); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    pool::AxisCache<Acc> ch, cw;
+    ch.avg = wh.data();
+    cw.avg = ww.data();
+    forward<T>(g, out, self, g.h.kernel * g.w.kernel,
+               [&](const T* x, int64_t oh, int64_t ow) { return pool::avg_pool_value<Acc>(g, x, oh, ow, ch, cw); });
+  });
+}
+
+void avg_pool2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& grad_output,
+                         const TensorBase& /*self*/) {
+  const Geometry2d& g = plan.geometry;
+  if (g.planes == 0) return;
+  const auto wh = table<pool::AvgSpan>(g.h.out, [&](int64_t o) { return pool::avg_window(g.h, o); });
+  const auto ww = table<pool::AvgSpan>(g.w.out, [&](int64_t o) { return pool::avg_window(g.w, o); });
+  const auto oh = table<Span>(g.h.in, [&](int64_t i) { return pool::avg_outputs_of(g.h, i); });
+  const auto ow = table<Span>(g.w.in, [&](int64_t i) { return pool::avg_outputs_of(g.w, i); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    const T* dy = data_of<T>(grad_output);
+    T* dx = out_of<T>(out);
+    const int64_t plane_out = out_plane(g), work = (g.h.kernel / g.h.stride + 1) * (g.w.kernel / g.w.stride + 1);
+    // each output's share (its gradient over its divisor: one division per output, as PyTorch's,
+    // and the same quotient avg_pool_grad computes), then each input sums its outputs' shares
+    kiln::detail::parallel_items(g.planes * g.h.in, g.w.in * work, [&](int64_t begin, int64_t end) {
+      std::vector<Acc> share(static_cast<size_t>(plane_out));
+      int64_t filled = -1;
+      for (int64_t pr = begin; pr < end; ++pr) {
+        const int64_t p = pr / g.h.in, ih = pr % g.h.in;
+        if (p != filled) {
+          for (int64_t o = 0; o < plane_out; ++o)
+            share[size_t(o)] = Acc(dy[p * plane_out + o]) /
+                               Acc(pool::avg_divisor(g, wh[size_t(o / g.w.out)], ww[size_t(o % g.w.out)]));
+          filled = p;
+        }
+        const Span sh = oh[size_t(ih)];
+        for (int64_t iw = 0; iw < g.w.in; ++iw) {
+          const Span sw = ow[size_t(iw)];
+          Acc s = 0;
+          for (int64_t r = sh.begin; r < sh.end; ++r)
+            for (int64_t c = sw.begin; c < sw.end; ++c) s += share[size_t(r * g.w.out + c)];
+          dx[pr * g.w.in + iw] = T(s);
+        }
+      }
+    });
+  });
+}
+
+void _adaptive_avg_pool2d(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& self) {
+  const Geometry2d& g = plan.geometry;
+  if (g.h.out == 0 || g.w.out == 0) return;
+  const auto wh = table<Span>(g.h.out, [&](int64_t o) { return pool::adaptive_window(g.h, o); });
+  const auto ww = table<Span>(g.w.out, [&](int64_t o) { return pool::adaptive_window(g.w, o); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    pool::AxisCache<Acc> ch, cw;
+    ch.adaptive = wh.data();
+    cw.adaptive = ww.data();
+    forward<T>(g, out, self, adaptive_work(g),
+               [&](const T* x, int64_t oh, int64_t ow) { return pool::adaptive_avg_value<Acc>(g, x, oh, ow, ch, cw); });
+  });
+}
+
+void _adaptive_avg_pool2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& grad_output,
+                                   const TensorBase& /*self*/) {
+  const Geometry2d& g = plan.geometry;
+  const auto wh = table<Span>(g.h.out, [&](int64_t o) { return pool::adaptive_window(g.h, o); });
+  const auto ww = table<Span>(g.w.out, [&](int64_t o) { return pool::adaptive_window(g.w, o); });
+  const auto oh = table<Span>(g.h.in, [&](int64_t i) { return pool::adaptive_outputs_of(g.h, i); });
+  const auto ow = table<Span>(g.w.in, [&](int64_t i) { return pool::adaptive_outputs_of(g.w, i); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    pool::AxisCache<Acc> ch, cw;
+    ch.adaptive = wh.data();
+    cw.adaptive = ww.data();
+    ch.outputs_of = oh.data();
+    cw.outputs_of = ow.data();
+    backward<T>(g, out, grad_output, 4, [&](const T* dy, int64_t, int64_t ih, int64_t iw) {
+      return pool::adaptive_avg_grad<Acc>(g, dy, ih, iw, ch, cw);
+    });
+  });
+}
+
+void upsample_nearest2d(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& self) {
+  const Geometry2d& g = plan.geometry;
+  const auto sh = table<int64_t>(g.h.out, [&](int64_t o) { return pool::nearest_source(g.h, o) * g.w.in; });
+  const auto sw = table<int64_t>(g.w.out, [&](int64_t o) { return pool::nearest_source(g.w, o); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = data_of<T>(self);
+    T* y = out_of<T>(out);
+    each_result(g.planes, g.h.out, g.w.out, 1, [&](int64_t p, int64_t oh, int64_t ow, int64_t at) {
+      y[at] = x[p * in_plane(g) + sh[size_t(oh)] + sw[size_t(ow)]];
+    });
+  });
+}
+
+void upsample_nearest2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& grad_output) {
+  const Geometry2d& g = plan.geometry;
+  const auto oh = table<Span>(g.h.in, [&](int64_t i) { return pool::nearest_outputs_of(g.h, i); });
+  const auto ow = table<Span>(g.w.in, [&](int64_t i) { return pool::nearest_outputs_of(g.w, i); });
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    pool::AxisCache<Acc> ch, cw;
+    ch.outputs_of = oh.data();
+    cw.outputs_of = ow.data();
+    const int64_t work = (g.h.out / g.h.in + 1) * (g.w.out / g.w.in + 1);
+    backward<T>(g, out, grad_output, work, [&](const T* dy, int64_t, int64_t ih, int64_t iw) {
+      return pool::nearest_grad<Acc>(g, dy, ih, iw, ch, cw);
+    });
+  });
+}
+
+void upsample_bilinear2d(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& self) {
+  const Geometry2d& g = plan.geometry;
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    const auto lh = table<pool::Linear<Acc>>(g.h.out, [&](int64_t o) { return pool::linear_source<Acc>(g.h, o); });
+    const auto lw = table<pool::Linear<Acc>>(g.w.out, [&](int64_t o) { return pool::linear_source<Acc>(g.w, o); });
+    pool::AxisCache<Acc> ch, cw;
+    ch.linear = lh.data();
+    cw.linear = lw.data();
+    forward<T>(g, out, self, 4,
+               [&](const T* x, int64_t oh, int64_t ow) { return pool::bilinear_value<Acc>(g, x, oh, ow, ch, cw); });
+  });
+}
+
+// Scattered plane by plane in output order (PyTorch's CPU order and products), one plane per
+// thread at a time: the output's four weighted shares cost less than each input finding its
+// outputs, and the result does not depend on the thread count.
+void upsample_bilinear2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& grad_output) {
+  const Geometry2d& g = plan.geometry;
+  const int64_t plane_in = in_plane(g), plane_out = out_plane(g);
+  if (g.planes == 0) return;
+  visit_floating(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = opmath_t<T>;
+    const auto lh = table<pool::Linear<Acc>>(g.h.out, [&](int64_t o) { return pool::linear_source<Acc>(g.h, o); });
+    const auto lw = table<pool::Linear<Acc>>(g.w.out, [&](int64_t o) { return pool::linear_source<Acc>(g.w, o); });
+    const T* dy = data_of<T>(grad_output);
+    T* dx = out_of<T>(out);
+    kiln::detail::parallel_items(g.planes, plane_in + 4 * plane_out, [&](int64_t begin, int64_t end) {
+      std::vector<Acc> sums(static_cast<size_t>(plane_in));
+      for (int64_t p = begin; p < end; ++p) {
+        std::fill(sums.begin(), sums.end(), Acc(0));
+        for (int64_t oh = 0; oh < g.h.out; ++oh) {
+          const pool::Linear<Acc>& sh = lh[size_t(oh)];
+          Acc* r0 = sums.data() + sh.i0 * g.w.in;
+          Acc* r1 = r0 + sh.step * g.w.in;
+          const T* gy = dy + p * plane_out + oh * g.w.out;
+          for (int64_t ow = 0; ow < g.w.out; ++ow) {
+            const pool::Linear<Acc>& sw = lw[size_t(ow)];
+            const Acc v = Acc(gy[ow]);
+            r0[sw.i0] += sh.l0 * sw.l0 * v;
+            r0[sw.i0 + sw.step] += sh.l0 * sw.l1 * v;
+            r1[sw.i0] += sh.l1 * sw.l0 * v;
+            r1[sw.i0 + sw.step] += sh.l1 * sw.l1 * v;
+          }
+        }
+        for (int64_t i = 0; i < plane_in; ++i) dx[p * plane_in + i] = T(sums[size_t(i)]);
+      }
+    });
+  });
+}
+
+}  // namespace kiln::cpu
