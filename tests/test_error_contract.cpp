@@ -142,6 +142,9 @@ void broadcast_case(Ledger& L, const OpInfo& op, const Named& named) {
   if (free_index.count(op.name)) return;
   // searchsorted/bucketize: any values shape fits a 1-D sequence, and so does any sequence length.
   if (op.name == "searchsorted.Tensor" || op.name == "bucketize.Tensor") return;
+  // convolutions: a kernel of any size that fits the padded input is valid ('same' padding and
+  // transposed convolutions fit any)
+  if (op.name.rfind("conv", 0) == 0) return;
   // adaptive pools' backwards: an input of any size pools to grad_output's size
   if (op.name == "_adaptive_avg_pool2d_backward" || op.name == "adaptive_max_pool2d_backward") return;
   if (op.name == "histogram.bins_tensor") return;                 // any number of edges fits any input

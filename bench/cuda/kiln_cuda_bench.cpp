@@ -170,6 +170,24 @@ std::vector<Case> cases() {
                    });
                  }});
   }
+  const double attn_flops = 2.0 * 2 * 8 * 1024 * 1024 * 64 / 2;  // q k^T and P v, causal half
+  c.push_back({"causal attention [8,1024,64] float32 fwd", 0, attn_flops, [] {
+                 kiln::Tensor q = randn({8, 1024, 64}), k = randn({8, 1024, 64}), v = randn({8, 1024, 64});
+                 return std::function<void()>(
+                     [q, k, v] { kiln::Tensor r = kiln::scaled_dot_product_attention(q, k, v, {}, 0.0, true); });
+               }});
+  c.push_back({"causal attention [8,1024,64] float32 fwd+bwd", 0, 2.5 * attn_flops, [] {
+                 kiln::Tensor q = randn({8, 1024, 64}).requires_grad_(), k = randn({8, 1024, 64}).requires_grad_(),
+                              v = randn({8, 1024, 64}).requires_grad_(), g = randn({8, 1024, 64});
+                 return std::function<void()>([q, k, v, g] {
+                   kiln::TensorList r = kiln::autograd::grad(
+                       {kiln::scaled_dot_product_attention(q, k, v, {}, 0.0, true)}, {q, k, v}, {g});
+                 });
+               }});
+  c.push_back({"max_pool2d 3x3/2 [32,64,112,112]", 1.25 * 32 * 64 * 112 * 112 * kF32, 0, [] {
+                 kiln::Tensor x = randn({32, 64, 112, 112});
+                 return std::function<void()>([x] { kiln::Tensor r = kiln::max_pool2d(x, {3}, {2}, {1}); });
+               }});
   c.push_back({"MLP training step 784-256-256-10, batch 128", 0, 0, [] {
                  auto m = std::make_shared<kiln_bench::KilnMlp>();
                  const int64_t dims[] = {784, 256, 256, 10};

@@ -124,6 +124,19 @@ def conv2d(dtype, backward):
 
 
 CONV_FLOPS = 2.0 * 16 * 64 * 56 * 56 * 64 * 9
+ATTN_FLOPS = 2.0 * 2 * 8 * 1024 * 1024 * 64 / 2
+
+
+def attention(backward):
+    def prepare():
+        F = torch.nn.functional
+        q, k, v = randn(8, 1024, 64), randn(8, 1024, 64), randn(8, 1024, 64)
+        if not backward:
+            return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        q, k, v = (t.requires_grad_() for t in (q, k, v))
+        g = randn(8, 1024, 64)
+        return lambda: torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), g)
+    return prepare
 
 
 def cases():
@@ -157,6 +170,10 @@ def cases():
         ("conv2d [16,64,56,56] x [64,64,3,3] float32 fwd+bwd", 0, 3 * CONV_FLOPS, conv2d(torch.float32, True)),
         ("conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd", 0, CONV_FLOPS, conv2d(torch.bfloat16, False)),
         ("conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd+bwd", 0, 3 * CONV_FLOPS, conv2d(torch.bfloat16, True)),
+        ("causal attention [8,1024,64] float32 fwd", 0, ATTN_FLOPS, attention(False)),
+        ("causal attention [8,1024,64] float32 fwd+bwd", 0, 2.5 * ATTN_FLOPS, attention(True)),
+        ("max_pool2d 3x3/2 [32,64,112,112]", 1.25 * 32 * 64 * 112 * 112 * F32, 0,
+         single([32, 64, 112, 112], lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1))),
         ("MLP training step 784-256-256-10, batch 128", 0, 0, mlp),
     ]
 

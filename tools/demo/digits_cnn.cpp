@@ -17,7 +17,7 @@ using namespace kiln::digits;
 
 namespace {
 
-constexpr int kCnnEpochs = 20;
+constexpr int kCnnEpochs = 30;
 constexpr double kCnnTarget = 0.98;
 
 // Like torch.nn.Conv2d's default initialization: weight and bias uniform in +-1/sqrt(fan_in).
