@@ -6,6 +6,8 @@
 #ifdef KILN_HAVE_ONEDNN
 #include "onednn_conv.h"
 
+#include <omp.h>
+
 #include <map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -69,8 +71,10 @@ struct Entry {
 std::mutex cache_mutex;
 std::map<std::vector<int64_t>, Entry> cache;
 
+// oneDNN splits the work when a primitive is created, for the OpenMP threads of that moment: the
+// thread count is part of the key (a primitive made for 1 thread runs on 1 thread).
 std::vector<int64_t> key_of(Kind kind, const Geometry& g) {
-  std::vector<int64_t> k{int64_t(kind)};
+  std::vector<int64_t> k{int64_t(kind), int64_t(omp_get_max_threads())};
   for (const Dims* v : {&g.src, &g.weights, &g.dst, &g.strides, &g.dilates, &g.pad_l, &g.pad_r}) {
     k.push_back(int64_t(v->size()));
     k.insert(k.end(), v->begin(), v->end());
