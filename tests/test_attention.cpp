@@ -116,12 +116,15 @@ TEST_CASE("scaled_dot_product_attention: dropout draws from kiln's generator (re
 TEST_CASE("scaled_dot_product_attention: errors name the argument") {
   Tensor q = zeros({2, 3, 4}), k = zeros({2, 5, 4}), v = zeros({2, 5, 6});
   CHECK(has(error_text<ValueError>([&] { scaled_dot_product_attention(q, k, v, Tensor(), 1.5); }), "dropout_p"));
-  CHECK(has(error_text<ValueError>([&] { scaled_dot_product_attention(q, k, v, ones({3, 5}), 0.0, true); }),
+  CHECK(has(error_text<ValueError>([&] {
+              scaled_dot_product_attention(q, k, v, ones({3, 5}), 0.0, true);
+            }),
             "Explicit attn_mask should not be set when is_causal=True"));
   CHECK(has(error_text<ShapeError>([&] { scaled_dot_product_attention(q, zeros({2, 5, 3}), v); }), "key"));
   CHECK(has(error_text<ShapeError>([&] { scaled_dot_product_attention(q, k, zeros({2, 4, 6})); }), "value"));
-  CHECK(has(error_text<ShapeError>([&] { scaled_dot_product_attention(q, k, v, ones({4, 5})); }),
+  CHECK(has(error_text<ShapeError>([&] {
+              scaled_dot_product_attention(q, k, v, ones({4, 5}));
+            }),
             "does not broadcast"));
-  CHECK(has(error_text<DTypeError>([&] { scaled_dot_product_attention(q, k.to(DType::Float64), v); }),
-            "same dtype"));
+  CHECK(has(error_text<DTypeError>([&] { scaled_dot_product_attention(q, k.to(DType::Float64), v); }), "same dtype"));
 }

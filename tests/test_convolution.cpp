@@ -29,11 +29,11 @@ double inner(const Tensor& a, const Tensor& b) { return kiln::sum(a * b).item<do
 TEST_CASE("conv2d: strided, padded, grouped values as PyTorch's") {
   Tensor x = arange(1, 65, 1, DType::Float64).reshape({2, 2, 4, 4}) / 10;
   Tensor w = from_vector<double>({1, -1, 0.5, 2, 0, 1, -2, 0.25}, {2, 1, 2, 2});
-  expect_values(conv2d(x, w, Tensor(), {2}, {1}, {1}, 2), {2, 2, 3, 3},
-                {0.2,   0.7,  0.2,   1.3,  2.6,  1.4,   -1.3,  -0.1, 1.6,  0.425, -3.125, -4.0,
-                 2.725, -2.225, -5.6, 2.9,  3.1,  0.0,   6.6,   8.7,  1.8,  4.5,   10.6,   6.2,
-                 -4.5,  -0.1,  4.8,   1.225, -8.725, -10.4, 6.725, -4.625, -12.0, 6.1,  6.3,   0.0},
-                1e-12);
+  expect_values(
+      conv2d(x, w, Tensor(), {2}, {1}, {1}, 2), {2, 2, 3, 3},
+      {0.2, 0.7, 0.2, 1.3, 2.6,  1.4, -1.3, -0.1, 1.6, 0.425, -3.125, -4.0,  2.725, -2.225, -5.6,  2.9, 3.1, 0.0,
+       6.6, 8.7, 1.8, 4.5, 10.6, 6.2, -4.5, -0.1, 4.8, 1.225, -8.725, -10.4, 6.725, -4.625, -12.0, 6.1, 6.3, 0.0},
+      1e-12);
 }
 
 TEST_CASE("conv_transpose2d: output_padding extends the output as PyTorch's") {
@@ -115,19 +115,26 @@ TEST_CASE("im2col and col2im: fold of unfold counts each pixel's windows") {
 
 TEST_CASE("convolution: PyTorch's errors name the argument") {
   Tensor x = zeros({1, 4, 5, 5}), w = zeros({6, 2, 3, 3});
-  CHECK(has(error_text<ShapeError>([&] { conv2d(x, zeros({5, 2, 3, 3}), Tensor(), {1}, IntArrayRef{0}, {1}, 2); }),
+  CHECK(has(error_text<ShapeError>([&] {
+              conv2d(x, zeros({5, 2, 3, 3}), Tensor(), {1}, IntArrayRef{0}, {1}, 2);
+            }),
             "expected weight to be divisible by 2 at dimension 0"));
   CHECK(has(error_text<ShapeError>([&] { conv2d(x, w, Tensor(), {1}, IntArrayRef{0}, {1}, 1); }),
             "expected input[1, 4, 5, 5] to have 2 channels, but got 4 channels instead"));
-  CHECK(has(error_text<ShapeError>([&] { conv2d(x, zeros({6, 2, 7, 7}), Tensor(), {1}, IntArrayRef{0}, {1}, 2); }),
+  CHECK(has(error_text<ShapeError>([&] {
+              conv2d(x, zeros({6, 2, 7, 7}), Tensor(), {1}, IntArrayRef{0}, {1}, 2);
+            }),
             "Kernel size can't be greater than actual input size"));
   CHECK(has(error_text<ShapeError>([&] { conv2d(x, w, zeros({5}), {1}, IntArrayRef{0}, {1}, 2); }),
             "expected bias to be 1-dimensional with 6 elements"));
   CHECK(has(error_text<DTypeError>([&] { conv2d(x, w.to(DType::Float64), Tensor(), {1}, IntArrayRef{0}, {1}, 2); }),
             "weight"));
-  CHECK(has(error_text<ValueError>([&] { conv2d(x, w, Tensor(), {0}, IntArrayRef{0}, {1}, 2); }), "non-positive stride"));
+  CHECK(
+      has(error_text<ValueError>([&] { conv2d(x, w, Tensor(), {0}, IntArrayRef{0}, {1}, 2); }), "non-positive stride"));
   CHECK(has(error_text<ValueError>([&] { conv2d(x, w, Tensor(), {1}, {-1}, {1}, 2); }), "negative padding"));
-  CHECK(has(error_text<ValueError>([&] { conv2d(x, w, Tensor(), {1, 1, 1}, IntArrayRef{0}, {1}, 2); }),
+  CHECK(has(error_text<ValueError>([&] {
+              conv2d(x, w, Tensor(), {1, 1, 1}, IntArrayRef{0}, {1}, 2);
+            }),
             "stride to be a single integer value or a list of 2 values"));
   CHECK(has(error_text<ShapeError>([&] { conv2d(zeros({5, 5}), w); }), "Expected 3D (unbatched) or 4D (batched)"));
   CHECK(has(error_text<ValueError>([&] { conv2d(x, w, Tensor(), {2}, "same", {1}, 2); }),

@@ -114,8 +114,7 @@ void backward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, const C
     const int64_t i_start = p.is_causal ? j0 / kBlock * kBlock : 0;  // earlier query blocks see none of these keys
     for (int64_t i0 = i_start; i0 < p.L; i0 += kBlock) {
       const int64_t bq = std::min(kBlock, p.L - i0);
-      gemm<C>(bq, bk, p.E, Scalar(p.scale), rows(q, i0, p.E), rows_transposed(k, j0, p.E), Scalar(0), probs.data(),
-              bk);
+      gemm<C>(bq, bk, p.E, Scalar(p.scale), rows(q, i0, p.E), rows_transposed(k, j0, p.E), Scalar(0), probs.data(), bk);
       for (int64_t r = 0; r < bq; ++r)
         for (int64_t c = 0; c < bk; ++c) {
           C& s = probs[size_t(r * bk + c)];
@@ -124,7 +123,7 @@ void backward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, const C
       // dV_j += P^T dO_i
       if (p.Ev > 0)
         gemm<C>(bk, p.Ev, bq, Scalar(1), MatRef<C>{probs.data(), 1, bk}, rows(dout, i0, p.Ev), Scalar(1),
-              dv + j0 * p.Ev, p.Ev);
+                dv + j0 * p.Ev, p.Ev);
       // dP = dO_i V_j^T, then dS = P * (dP - delta)
       gemm<C>(bq, bk, p.Ev, Scalar(1), rows(dout, i0, p.Ev), rows_transposed(v, j0, p.Ev), Scalar(0), dprobs.data(),
               bk);
@@ -135,10 +134,10 @@ void backward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, const C
         }
       // dQ_i += scale dS K_j; dK_j += scale dS^T Q_i
       if (p.E == 0) continue;
-      gemm<C>(bq, p.E, bk, Scalar(scale), MatRef<C>{dprobs.data(), bk, 1}, rows(k, j0, p.E), Scalar(1),
-              dq + i0 * p.E, p.E);
-      gemm<C>(bk, p.E, bq, Scalar(scale), MatRef<C>{dprobs.data(), 1, bk}, rows(q, i0, p.E), Scalar(1),
-              dk + j0 * p.E, p.E);
+      gemm<C>(bq, p.E, bk, Scalar(scale), MatRef<C>{dprobs.data(), bk, 1}, rows(k, j0, p.E), Scalar(1), dq + i0 * p.E,
+              p.E);
+      gemm<C>(bk, p.E, bq, Scalar(scale), MatRef<C>{dprobs.data(), 1, bk}, rows(q, i0, p.E), Scalar(1), dk + j0 * p.E,
+              p.E);
     }
   }
 }
@@ -165,8 +164,7 @@ void with_mask(const meta::AttentionPlan& p, const TensorBase& attn_mask, int64_
     fn(MaskView<bool>{p, static_cast<const bool*>(attn_mask.data_ptr()) + p.mask_offsets[size_t(b)]});
   else if (p.mask == meta::AttentionMask::Additive)
     fn(MaskView<T>{p, static_cast<const T*>(attn_mask.data_ptr()) + p.mask_offsets[size_t(b)]});
-  else
-    fn(MaskView<bool>{p, nullptr});
+  else fn(MaskView<bool>{p, nullptr});
 }
 
 int threads_over_batch(const meta::AttentionPlan& p) {
@@ -185,8 +183,9 @@ void _scaled_dot_product_attention_fused(const meta::AttentionPlan& plan, const 
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const char* op = "_scaled_dot_product_attention_fused";
       const TensorBase q = dense_as<C>(query, op), k = dense_as<C>(key, op), v = dense_as<C>(value, op);
-      TensorBase out = output.dtype() == dtype_of<C> ? output : kiln::detail::empty_dense(output.sizes(), dtype_of<C>,
-                                                                                           output.device(), op);
+      TensorBase out = output.dtype() == dtype_of<C>
+                           ? output
+                           : kiln::detail::empty_dense(output.sizes(), dtype_of<C>, output.device(), op);
       C* lse = static_cast<C*>(logsumexp.data_ptr());
       const int threads = threads_over_batch(plan);
 #pragma omp parallel num_threads(threads) if (threads > 1)
@@ -237,8 +236,8 @@ void _scaled_dot_product_attention_fused_backward(const meta::AttentionPlan& pla
                             static_cast<C*>(dv.data_ptr()) + b * plan.S * plan.Ev, probs, dprobs, delta);
           });
       }
-      for (const auto& [mine, theirs] : {std::pair<TensorBase, TensorBase>{dq, grad_query}, {dk, grad_key},
-                                         {dv, grad_value}})
+      for (const auto& [mine, theirs] :
+           {std::pair<TensorBase, TensorBase>{dq, grad_query}, {dk, grad_key}, {dv, grad_value}})
         if (!mine.is_same(theirs)) theirs.copy_(mine);
     }
   });

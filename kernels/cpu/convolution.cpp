@@ -8,7 +8,6 @@
 // conv2d [16,64,56,56] x [64,64,3,3] this path reached 0.93x (1 thread) and 0.72x (2 threads)
 // of libtorch, oneDNN about 1.0x (BENCHMARKS.md).
 #include <algorithm>
-#include <cstring>
 #include <vector>
 #include "gemm.h"
 #include "kernel_utils.h"
@@ -95,7 +94,7 @@ template <typename T>
 void im2col_sample(const Shape& s, const T* image, T* col) {
   const int64_t rows = s.rows();
   kiln::detail::parallel_chunks(rows, kiln::detail::threads_for(rows * s.col_numel(), rows), 1,
-                          [&](int64_t r0, int64_t r1) { im2col_rows(s, image, col, r0, r1); });
+                                [&](int64_t r0, int64_t r1) { im2col_rows(s, image, col, r0, r1); });
 }
 
 // image = col2im(col) for one sample (image is overwritten).
@@ -103,7 +102,7 @@ template <typename T>
 void col2im_sample(const Shape& s, const T* col, T* image) {
   std::fill(image, image + s.channels * s.image_numel(), T(0));
   kiln::detail::parallel_chunks(s.channels, kiln::detail::threads_for(s.rows() * s.col_numel(), s.channels), 1,
-                          [&](int64_t c0, int64_t c1) { col2im_channels(s, col, image, c0, c1); });
+                                [&](int64_t c0, int64_t c1) { col2im_channels(s, col, image, c0, c1); });
 }
 
 // The per-group matrices of a plan: W_g is [Ms, Kg], a sample's small side [Ms, L] per group,
@@ -123,13 +122,14 @@ struct Dims {
 template <typename T>
 void add_bias(T* out, const T* bias, int64_t batch, int64_t channels, int64_t inner) {
   const int64_t planes = batch * channels;
-  kiln::detail::parallel_chunks(planes, kiln::detail::threads_for(planes * inner, planes), 1, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      const T b = bias[p % channels];
-      T* row = out + p * inner;
-      for (int64_t i = 0; i < inner; ++i) row[i] += b;
-    }
-  });
+  kiln::detail::parallel_chunks(planes, kiln::detail::threads_for(planes * inner, planes), 1,
+                                [&](int64_t p0, int64_t p1) {
+                                  for (int64_t p = p0; p < p1; ++p) {
+                                    const T b = bias[p % channels];
+                                    T* row = out + p * inner;
+                                    for (int64_t i = 0; i < inner; ++i) row[i] += b;
+                                  }
+                                });
 }
 
 // small = W @ im2col(image) (+ bias) per sample and group (convolution; a transposed one's
@@ -236,7 +236,8 @@ void convolution(const meta::ConvPlan& plan, const TensorBase& out, const Tensor
     bool bias_added = false;
     if (plan.transposed) forward_image<T>(plan, ptr<T>(o), ptr<T>(a[0]), ptr<T>(a[1]));
     else bias_added = forward_small<T>(plan, ptr<T>(o), ptr<T>(a[0]), ptr<T>(a[1]), bias);
-    if (bias && !bias_added) add_bias<T>(ptr<T>(o), ptr<T>(a[2]), o.size(0), o.size(1), o.numel() / (o.size(0) * o.size(1)));
+    if (bias && !bias_added)
+      add_bias<T>(ptr<T>(o), ptr<T>(a[2]), o.size(0), o.size(1), o.numel() / (o.size(0) * o.size(1)));
   });
 }
 

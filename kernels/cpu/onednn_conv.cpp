@@ -95,16 +95,16 @@ Entry make_entry(Kind kind, const Geometry& g) {
   const dnnl::convolution_forward::desc fwd(prop, algo, any(g.src), any(g.weights), any(g.dst), g.strides, g.dilates,
                                             g.pad_l, g.pad_r);
   const dnnl::convolution_forward::primitive_desc fwd_pd(fwd, engine());
-  if (kind == Kind::Forward) return {dnnl::convolution_forward(fwd_pd), fwd_pd.src_desc(), fwd_pd.weights_desc(),
-                                     fwd_pd.dst_desc()};
+  if (kind == Kind::Forward)
+    return {dnnl::convolution_forward(fwd_pd), fwd_pd.src_desc(), fwd_pd.weights_desc(), fwd_pd.dst_desc()};
   if (kind == Kind::BackwardData) {
-    const dnnl::convolution_backward_data::desc bwd(algo, any(g.src), any(g.weights), any(g.dst), g.strides,
-                                                    g.dilates, g.pad_l, g.pad_r);
+    const dnnl::convolution_backward_data::desc bwd(algo, any(g.src), any(g.weights), any(g.dst), g.strides, g.dilates,
+                                                    g.pad_l, g.pad_r);
     const dnnl::convolution_backward_data::primitive_desc pd(bwd, engine(), fwd_pd);
     return {dnnl::convolution_backward_data(pd), pd.diff_src_desc(), pd.weights_desc(), pd.diff_dst_desc()};
   }
-  const dnnl::convolution_backward_weights::desc bwd(algo, any(g.src), any(g.weights), any(g.dst), g.strides,
-                                                     g.dilates, g.pad_l, g.pad_r);
+  const dnnl::convolution_backward_weights::desc bwd(algo, any(g.src), any(g.weights), any(g.dst), g.strides, g.dilates,
+                                                     g.pad_l, g.pad_r);
   const dnnl::convolution_backward_weights::primitive_desc pd(bwd, engine(), fwd_pd);
   return {dnnl::convolution_backward_weights(pd), pd.src_desc(), pd.diff_weights_desc(), pd.diff_dst_desc()};
 }
@@ -155,12 +155,14 @@ bool run(Kind kind, const meta::ConvPlan& p, const float* src, const float* weig
       e.primitive.execute(s, args);
       dst_op.write_back(s);
     } else if (kind == Kind::BackwardData) {
-      e.primitive.execute(s, {{DNNL_ARG_DIFF_SRC, src_op.inner}, {DNNL_ARG_WEIGHTS, weights_op.inner},
-                              {DNNL_ARG_DIFF_DST, dst_op.inner}});
+      e.primitive.execute(
+          s,
+          {{DNNL_ARG_DIFF_SRC, src_op.inner}, {DNNL_ARG_WEIGHTS, weights_op.inner}, {DNNL_ARG_DIFF_DST, dst_op.inner}});
       src_op.write_back(s);
     } else {
-      e.primitive.execute(s, {{DNNL_ARG_SRC, src_op.inner}, {DNNL_ARG_DIFF_WEIGHTS, weights_op.inner},
-                              {DNNL_ARG_DIFF_DST, dst_op.inner}});
+      e.primitive.execute(
+          s,
+          {{DNNL_ARG_SRC, src_op.inner}, {DNNL_ARG_DIFF_WEIGHTS, weights_op.inner}, {DNNL_ARG_DIFF_DST, dst_op.inner}});
       weights_op.write_back(s);
     }
     s.wait();

@@ -103,8 +103,8 @@ __global__ void attention_delta(int64_t rows, int64_t Ev, const T* dout, const T
 // One thread per key row j: dV_j = sum_i P_ij dO_i, dK_j = scale sum_i dS_ij q_i.
 template <typename T, typename C>
 __global__ void attention_backward_kv(Args a, const T* q, const T* k, const T* v, const void* mask,
-                                      const int64_t* mask_offsets, const T* dout, const C* lse, const C* delta,
-                                      T* dk, T* dv) {
+                                      const int64_t* mask_offsets, const T* dout, const C* lse, const C* delta, T* dk,
+                                      T* dv) {
   const int64_t b = blockIdx.y, j = int64_t(blockIdx.x) * kRows + threadIdx.x;
   const bool row = j < a.S;
   C kj[kMaxDim], vj[kMaxDim], dkj[kMaxDim], dvj[kMaxDim];
@@ -136,8 +136,7 @@ __global__ void attention_backward_kv(Args a, const T* q, const T* k, const T* v
 // One thread per query row i: dQ_i = scale sum_j dS_ij k_j.
 template <typename T, typename C>
 __global__ void attention_backward_q(Args a, const T* q, const T* k, const T* v, const void* mask,
-                                     const int64_t* mask_offsets, const T* dout, const C* lse, const C* delta,
-                                     T* dq) {
+                                     const int64_t* mask_offsets, const T* dout, const C* lse, const C* delta, T* dq) {
   const int64_t b = blockIdx.y, i = int64_t(blockIdx.x) * kRows + threadIdx.x;
   if (i >= a.L) return;
   C qi[kMaxDim], doi[kMaxDim], dqi[kMaxDim];
@@ -177,8 +176,8 @@ TensorBase device_offsets(const meta::AttentionPlan& p, Device device, const cha
 }
 
 void check_dims(const meta::AttentionPlan& p, const char* op) {
-  KILN_CHECK(p.E <= kMaxDim && p.Ev <= kMaxDim, NotImplementedError, op, "query",
-             "head dims above ", kMaxDim, " on CUDA (got E=", p.E, ", Ev=", p.Ev, ")");
+  KILN_CHECK(p.E <= kMaxDim && p.Ev <= kMaxDim, NotImplementedError, op, "query", "head dims above ", kMaxDim,
+             " on CUDA (got E=", p.E, ", Ev=", p.Ev, ")");
   KILN_CHECK(p.B <= 65535, NotImplementedError, op, "query", "more than 65535 batch entries on CUDA (got ", p.B, ")");
 }
 
@@ -206,9 +205,10 @@ void _scaled_dot_product_attention_fused(const meta::AttentionPlan& plan, const 
     if constexpr (is_floating(dtype_of<T>)) {
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const dim3 grid(unsigned((plan.L + kRows - 1) / kRows), unsigned(plan.B));
-      attention_forward<T, C><<<grid, kRows, 0, stream>>>(
-          args_of(plan, attn_mask), cptr<T>(q), cptr<T>(k), cptr<T>(v), attn_mask.defined() ? attn_mask.data_ptr() : nullptr,
-          cptr<int64_t>(offsets), static_cast<T*>(output.data_ptr()), static_cast<C*>(logsumexp.data_ptr()));
+      attention_forward<T, C><<<grid, kRows, 0, stream>>>(args_of(plan, attn_mask), cptr<T>(q), cptr<T>(k), cptr<T>(v),
+                                                          attn_mask.defined() ? attn_mask.data_ptr() : nullptr,
+                                                          cptr<int64_t>(offsets), static_cast<T*>(output.data_ptr()),
+                                                          static_cast<C*>(logsumexp.data_ptr()));
       KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
     }
   });
@@ -246,15 +246,17 @@ void _scaled_dot_product_attention_fused_backward(const meta::AttentionPlan& pla
         attention_delta<T, C><<<unsigned((plan.B * plan.L + 255) / 256), 256, 0, stream>>>(
             plan.B * plan.L, plan.Ev, cptr<T>(dout), cptr<T>(o), static_cast<C*>(delta.data_ptr()));
         KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-        attention_backward_q<T, C><<<dim3(unsigned((plan.L + kRows - 1) / kRows), unsigned(plan.B)), kRows, 0, stream>>>(
-            a, cptr<T>(q), cptr<T>(k), cptr<T>(v), mask, cptr<int64_t>(offsets), cptr<T>(dout), cptr<C>(lse),
-            cptr<C>(delta), static_cast<T*>(grad_query.data_ptr()));
+        attention_backward_q<T, C>
+            <<<dim3(unsigned((plan.L + kRows - 1) / kRows), unsigned(plan.B)), kRows, 0, stream>>>(
+                a, cptr<T>(q), cptr<T>(k), cptr<T>(v), mask, cptr<int64_t>(offsets), cptr<T>(dout), cptr<C>(lse),
+                cptr<C>(delta), static_cast<T*>(grad_query.data_ptr()));
         KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
       }
       if (plan.S > 0) {
-        attention_backward_kv<T, C><<<dim3(unsigned((plan.S + kRows - 1) / kRows), unsigned(plan.B)), kRows, 0, stream>>>(
-            a, cptr<T>(q), cptr<T>(k), cptr<T>(v), mask, cptr<int64_t>(offsets), cptr<T>(dout), cptr<C>(lse),
-            cptr<C>(delta), static_cast<T*>(grad_key.data_ptr()), static_cast<T*>(grad_value.data_ptr()));
+        attention_backward_kv<T, C>
+            <<<dim3(unsigned((plan.S + kRows - 1) / kRows), unsigned(plan.B)), kRows, 0, stream>>>(
+                a, cptr<T>(q), cptr<T>(k), cptr<T>(v), mask, cptr<int64_t>(offsets), cptr<T>(dout), cptr<C>(lse),
+                cptr<C>(delta), static_cast<T*>(grad_key.data_ptr()), static_cast<T*>(grad_value.data_ptr()));
         KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
       }
     }

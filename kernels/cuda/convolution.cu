@@ -29,9 +29,7 @@ constexpr int kThreads = 256;
 // The im2col matrices of a chunk of samples stay under this many bytes.
 constexpr int64_t kColumnBytes = int64_t(256) << 20;
 
-unsigned blocks_for(int64_t n) {
-  return unsigned(std::min<int64_t>((n + kThreads - 1) / kThreads, int64_t(1) << 30));
-}
+unsigned blocks_for(int64_t n) { return unsigned(std::min<int64_t>((n + kThreads - 1) / kThreads, int64_t(1) << 30)); }
 
 // col[n][r][l] for `samples` samples: the image element under tap r % K of window l, or 0.
 template <typename T>
@@ -115,8 +113,7 @@ void products_small(const Dims& d, const TensorBase& small, int64_t n0, int64_t 
     for (int64_t g = 0; g < d.G; ++g)
       gemm_into(view3(small, nb, d.Ms, d.L, d.small_sample, d.L, 1, n0 * d.small_sample + g * d.Ms * d.L),
                 view3(weight, nb, d.Ms, d.Kg, 0, d.Kg, 1, g * d.Ms * d.Kg),
-                view3(cols, nb, d.Kg, d.L, col_sample, d.L, 1, cols_offset + g * d.Kg * d.L), Scalar(1), Scalar(0),
-                op);
+                view3(cols, nb, d.Kg, d.L, col_sample, d.L, 1, cols_offset + g * d.Kg * d.L), Scalar(1), Scalar(0), op);
   } else {  // batched over the groups, one call per sample
     for (int64_t n = 0; n < nb; ++n)
       gemm_into(view3(small, d.G, d.Ms, d.L, d.Ms * d.L, d.L, 1, (n0 + n) * d.small_sample),
@@ -145,8 +142,8 @@ void products_cols(const Dims& d, const TensorBase& cols, int64_t cols_offset, i
 }
 
 template <typename T>
-void forward_small(const meta::ConvPlan& p, const TensorBase& small, const TensorBase& image,
-                   const TensorBase& weight, cudaStream_t stream) {
+void forward_small(const meta::ConvPlan& p, const TensorBase& small, const TensorBase& image, const TensorBase& weight,
+                   cudaStream_t stream) {
   const Shape s = im2col::shape_of(p);
   const Dims d(p);
   if (s.is_identity()) {
@@ -163,8 +160,8 @@ void forward_small(const meta::ConvPlan& p, const TensorBase& small, const Tenso
 }
 
 template <typename T>
-void forward_image(const meta::ConvPlan& p, const TensorBase& image, const TensorBase& small,
-                   const TensorBase& weight, cudaStream_t stream) {
+void forward_image(const meta::ConvPlan& p, const TensorBase& image, const TensorBase& small, const TensorBase& weight,
+                   cudaStream_t stream) {
   const Shape s = im2col::shape_of(p);
   const Dims d(p);
   if (s.is_identity()) {
@@ -201,8 +198,8 @@ void weight_grad(const meta::ConvPlan& p, const TensorBase& grad_weight, const T
       // grad_weight[g] (+)= small[n, g] @ cols[n, g]^T, all groups in one batched call
       gemm_into(view3(grad_weight, d.G, d.Ms, d.Kg, d.Ms * d.Kg, d.Kg, 1, 0),
                 view3(small, d.G, d.Ms, d.L, d.Ms * d.L, d.L, 1, (n0 + n) * d.small_sample),
-                view3(cols, d.G, d.L, d.Kg, d.Kg * d.L, 1, d.L, cols_offset), Scalar(1),
-                Scalar(n0 + n == 0 ? 0 : 1), op);
+                view3(cols, d.G, d.L, d.Kg, d.Kg * d.L, 1, d.L, cols_offset), Scalar(1), Scalar(n0 + n == 0 ? 0 : 1),
+                op);
     }
   }
 }

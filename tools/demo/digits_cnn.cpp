@@ -55,8 +55,8 @@ struct CNN {
     return fc(dropout(x.flatten(1), 0.25, training));
   }
   TensorList params() const {
-    return {conv1.weight, conv1.bias, bn1.weight, bn1.bias, conv2.weight, conv2.bias,
-            bn2.weight,   bn2.bias,   fc.weight,  fc.bias};
+    return {conv1.weight, conv1.bias, bn1.weight, bn1.bias,  conv2.weight,
+            conv2.bias,   bn2.weight, bn2.bias,   fc.weight, fc.bias};
   }
 };
 

@@ -25,24 +25,24 @@ TensorBase conv_input_backward(const TensorBase& grad, IntArrayRef input_sizes, 
     // windows skipped at the end: that is its output_padding (< stride)
     DimVector fill;
     for (int64_t i = 0; i < dims; ++i) {
-      const int64_t reach = (grad.size(2 + i) - 1) * s[size_t(i)] - 2 * p[size_t(i)] +
-                            d[size_t(i)] * (weight.size(2 + i) - 1) + 1;
+      const int64_t reach =
+          (grad.size(2 + i) - 1) * s[size_t(i)] - 2 * p[size_t(i)] + d[size_t(i)] * (weight.size(2 + i) - 1) + 1;
       fill.push_back(input_sizes[size_t(2 + i)] - reach);
     }
     return kiln::convolution(Tensor(grad), Tensor(weight), Tensor(), s, p, d, true, fill, groups);
   }
   // a transposed convolution's output_padding adds output the plain convolution also reads
   // windows of: trim them
-  Tensor g = kiln::convolution(Tensor(grad), Tensor(weight), Tensor(), s, p, d, false,
-                               DimVector(size_t(dims), 0), groups);
+  Tensor g =
+      kiln::convolution(Tensor(grad), Tensor(weight), Tensor(), s, p, d, false, DimVector(size_t(dims), 0), groups);
   for (int64_t i = 0; i < dims; ++i)
     if (g.size(2 + i) != input_sizes[size_t(2 + i)]) g = kiln::narrow(g, 2 + i, 0, input_sizes[size_t(2 + i)]);
   return g;
 }
 
 TensorBase conv_forward_no_bias(const TensorBase& input, const TensorBase& weight, IntArrayRef stride,
-                                IntArrayRef padding, IntArrayRef dilation, bool transposed,
-                                IntArrayRef output_padding, int64_t groups) {
+                                IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                                int64_t groups) {
   return kiln::convolution(Tensor(input), Tensor(weight), Tensor(), stride, padding, dilation, transposed,
                            output_padding, groups);
 }

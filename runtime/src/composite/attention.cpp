@@ -15,15 +15,15 @@
 
 namespace kiln::composite {
 
-Tensor attention_scores(const Tensor& query, const Tensor& key, const Tensor& attn_mask, bool is_causal,
-                        double scale) {
+Tensor attention_scores(const Tensor& query, const Tensor& key, const Tensor& attn_mask, bool is_causal, double scale) {
   Tensor scores = kiln::matmul(query, kiln::transpose(key, -2, -1)) * scale;
   const double inf = std::numeric_limits<double>::infinity();
   if (attn_mask.defined())
     scores = attn_mask.dtype() == DType::Bool ? kiln::masked_fill(scores, attn_mask.logical_not(), -inf)
                                               : scores + attn_mask;
   if (is_causal) {
-    const Tensor above = kiln::triu(kiln::ones({query.size(-2), key.size(-2)}, TensorOptions(DType::Bool, query.device())), 1);
+    const Tensor above =
+        kiln::triu(kiln::ones({query.size(-2), key.size(-2)}, TensorOptions(DType::Bool, query.device())), 1);
     scores = kiln::masked_fill(scores, above, -inf);
   }
   return scores;

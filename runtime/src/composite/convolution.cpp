@@ -20,8 +20,7 @@ Tensor conv_nd(const char* op, int64_t dims, const Tensor& input, const Tensor& 
   KILN_CHECK(batched || input.dim() == dims + 1, ShapeError, op, "input", "Expected ", dims + 1, "D (unbatched) or ",
              dims + 2, "D (batched) input to ", op, ", but got input of size: ", shape_str(input.sizes()));
   const Tensor x = batched ? input : kiln::unsqueeze(input, 0);
-  const Tensor y =
-      kiln::convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+  const Tensor y = kiln::convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   return batched ? y : kiln::squeeze(y, 0);
 }
 

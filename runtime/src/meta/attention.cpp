@@ -5,9 +5,10 @@ namespace kiln::meta {
 namespace {
 
 void check_like(const char* op, const char* name, const TensorBase& t, const TensorBase& query) {
-  KILN_CHECK(t.dtype() == query.dtype(), DTypeError, op, name, "Expected query, key, and value to have the same dtype, "
-             "but got query.dtype: ", dtype_name(query.dtype()), " and ", name, ".dtype: ", dtype_name(t.dtype()),
-             " instead.");
+  KILN_CHECK(t.dtype() == query.dtype(), DTypeError, op, name,
+             "Expected query, key, and value to have the same dtype, "
+             "but got query.dtype: ",
+             dtype_name(query.dtype()), " and ", name, ".dtype: ", dtype_name(t.dtype()), " instead.");
   KILN_CHECK(t.device() == query.device(), DeviceError, op, name,
              "Expected query, key, and value to be on the same device, got ", query.device().str(), " and ",
              t.device().str());
@@ -94,9 +95,9 @@ AttentionPlan attention_backward(const char* op, const TensorBase& grad_out, con
                                  const TensorBase& key, const TensorBase& value, const TensorBase& attn_mask,
                                  const TensorBase& output, const TensorBase& logsumexp, bool is_causal, double scale) {
   AttentionPlan p = attention(op, query, key, value, attn_mask, is_causal, scale);
-  KILN_CHECK(grad_out.sizes().equals(p.sizes.ref()) && output.sizes().equals(p.sizes.ref()), ShapeError, op,
-             "grad_out", "expected grad_out and output of size ", shape_str(p.sizes.ref()), ", got ",
-             shape_str(grad_out.sizes()), " and ", shape_str(output.sizes()));
+  KILN_CHECK(grad_out.sizes().equals(p.sizes.ref()) && output.sizes().equals(p.sizes.ref()), ShapeError, op, "grad_out",
+             "expected grad_out and output of size ", shape_str(p.sizes.ref()), ", got ", shape_str(grad_out.sizes()),
+             " and ", shape_str(output.sizes()));
   KILN_CHECK(logsumexp.sizes().equals(p.lse_sizes.ref()), ShapeError, op, "logsumexp", "expected logsumexp of size ",
              shape_str(p.lse_sizes.ref()), ", got ", shape_str(logsumexp.sizes()));
   KILN_CHECK(logsumexp.dtype() == DType::Float32 || logsumexp.dtype() == DType::Float64, DTypeError, op, "logsumexp",

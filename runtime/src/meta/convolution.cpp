@@ -120,7 +120,8 @@ ConvPlan conv_plan(const char* op, const char* input_name, const TensorBase& inp
     DimVector out;
     for (int64_t d = 0; d < dims; ++d) {
       KILN_CHECK(g.output_padding[d] < g.stride[d] || g.output_padding[d] < g.dilation[d], ValueError, op,
-                 "output_padding", "output padding must be smaller than either stride or dilation, but got output_padding=",
+                 "output_padding",
+                 "output padding must be smaller than either stride or dilation, but got output_padding=",
                  shape_str(g.output_padding), ", stride=", shape_str(g.stride), ", dilation=", shape_str(g.dilation));
       out.push_back((in_spatial[d] - 1) * g.stride[d] - 2 * g.padding[d] + g.dilation[d] * (kernel[d] - 1) +
                     g.output_padding[d] + 1);
@@ -146,8 +147,8 @@ int64_t ConvPlan::small_numel() const { return product(small_sizes); }
 DimVector expand_conv_param(const char* op, const char* name, IntArrayRef values, int64_t dims) {
   if (values.size() == 1) return DimVector(size_t(dims), values[0]);
   KILN_CHECK(int64_t(values.size()) == dims, ValueError, op, name, "expected ", name,
-             " to be a single integer value or a list of ", dims, " values to match the convolution dimensions, but got ",
-             name, "=", shape_str(values));
+             " to be a single integer value or a list of ", dims,
+             " values to match the convolution dimensions, but got ", name, "=", shape_str(values));
   return DimVector(values);
 }
 
@@ -155,8 +156,8 @@ ConvPlan convolution(const char* op, const TensorBase& input, const TensorBase& 
                      IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                      IntArrayRef output_padding, int64_t groups) {
   check_same(op, "weight", weight, input);
-  ConvPlan p = conv_plan(op, "input", input, weight.sizes(), stride, padding, dilation, transposed, output_padding,
-                         groups);
+  ConvPlan p =
+      conv_plan(op, "input", input, weight.sizes(), stride, padding, dilation, transposed, output_padding, groups);
   const int64_t out_channels = transposed ? p.image_channels : p.small_channels;
   if (bias.defined()) {
     check_same(op, "bias", bias, input);
@@ -190,8 +191,8 @@ DimVector fold_params(const char* op, const char* name, IntArrayRef v, bool posi
   KILN_CHECK(v.size() == 2, ValueError, op, name, "It is expected ", name, " equals to 2, but got size ", v.size());
   for (int64_t x : v) {
     if (positive)
-      KILN_CHECK(x > 0, ValueError, op, name, "expected ", name, " to be greater than zero, but got ",
-                 name, "=", shape_str(v));
+      KILN_CHECK(x > 0, ValueError, op, name, "expected ", name, " to be greater than zero, but got ", name, "=",
+                 shape_str(v));
     else
       KILN_CHECK(x >= 0, ValueError, op, name, "expected ", name, " to be non-negative, but got ", name, "=",
                  shape_str(v));
@@ -217,9 +218,11 @@ ConvPlan fold_plan(const char* op, int64_t batch, int64_t channels, const DimVec
 ConvPlan im2col(const char* op, const TensorBase& self, IntArrayRef kernel_size, IntArrayRef dilation,
                 IntArrayRef padding, IntArrayRef stride) {
   const bool batched = self.dim() == 4;
-  KILN_CHECK((self.dim() == 3 || batched) && self.numel() > 0 && self.size(-1) > 0 && self.size(-2) > 0, ShapeError,
-             op, "self", "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
-             "dimensions for input, but got: ", shape_str(self.sizes()));
+  KILN_CHECK((self.dim() == 3 || batched) && self.numel() > 0 && self.size(-1) > 0 && self.size(-2) > 0, ShapeError, op,
+             "self",
+             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+             "dimensions for input, but got: ",
+             shape_str(self.sizes()));
   const int64_t batch = batched ? self.size(0) : 1;
   ConvPlan p = fold_plan(op, batch, self.size(-3), DimVector{self.size(-2), self.size(-1)}, kernel_size, dilation,
                          padding, stride, self.dtype());
@@ -234,21 +237,24 @@ ConvPlan col2im(const char* op, const TensorBase& self, IntArrayRef output_size,
   const bool batched = self.dim() == 3;
   KILN_CHECK((self.dim() == 2 || batched) && self.size(-1) > 0 && self.size(-2) > 0, ShapeError, op, "self",
              "Expected 2D or 3D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for "
-             "input, but got: ", shape_str(self.sizes()));
+             "input, but got: ",
+             shape_str(self.sizes()));
   const DimVector image = fold_params(op, "output_size", output_size, true);
   const DimVector kernel = fold_params(op, "kernel_size", kernel_size, true);
   const int64_t kk = kernel[0] * kernel[1];
-  KILN_CHECK(self.size(-2) % kk == 0, ShapeError, op, "self",
-             "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=",
-             self.size(-2), " and kernel_size=", shape_str(kernel_size));
+  KILN_CHECK(
+      self.size(-2) % kk == 0, ShapeError, op, "self",
+      "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=",
+      self.size(-2), " and kernel_size=", shape_str(kernel_size));
   const int64_t batch = batched ? self.size(0) : 1;
-  ConvPlan p =
-      fold_plan(op, batch, self.size(-2) / kk, image, kernel_size, dilation, padding, stride, self.dtype());
+  ConvPlan p = fold_plan(op, batch, self.size(-2) / kk, image, kernel_size, dilation, padding, stride, self.dtype());
   KILN_CHECK(p.small_numel() == self.size(-1), ShapeError, op, "self", "Given output_size=", shape_str(output_size),
-             ", kernel_size=", shape_str(kernel_size), ", dilation=", shape_str(dilation), ", padding=",
-             shape_str(padding), ", stride=", shape_str(stride), ", expected size of input's dimension 2 to match the "
-             "calculated number of sliding blocks ", p.small_sizes[0], " * ", p.small_sizes[1], " = ",
-             p.small_numel(), ", but got input.size(2)=", self.size(-1), ".");
+             ", kernel_size=", shape_str(kernel_size), ", dilation=", shape_str(dilation),
+             ", padding=", shape_str(padding), ", stride=", shape_str(stride),
+             ", expected size of input's dimension 2 to match the "
+             "calculated number of sliding blocks ",
+             p.small_sizes[0], " * ", p.small_sizes[1], " = ", p.small_numel(),
+             ", but got input.size(2)=", self.size(-1), ".");
   if (batched) p.sizes.push_back(batch);
   p.sizes.push_back(p.image_channels);
   p.sizes.push_back(image[0]);

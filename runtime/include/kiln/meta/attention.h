@@ -25,10 +25,10 @@ struct AttentionPlan {
   double scale = 1;
   bool is_causal = false;  // query i sees keys j <= i (top-left aligned, as PyTorch)
   AttentionMask mask = AttentionMask::None;
-  std::vector<int64_t> mask_offsets;        // per batch index b: the mask's element offset
+  std::vector<int64_t> mask_offsets;             // per batch index b: the mask's element offset
   int64_t mask_stride_l = 0, mask_stride_s = 0;  // 0 where the mask broadcasts
-  DimVector sizes;       // output's: query's batch dims, L, Ev (grad_query: query's)
-  DimVector lse_sizes;   // logsumexp's: query's batch dims, L (float32 for 16-bit inputs)
+  DimVector sizes;                               // output's: query's batch dims, L, Ev (grad_query: query's)
+  DimVector lse_sizes;                           // logsumexp's: query's batch dims, L (float32 for 16-bit inputs)
   DimVector key_sizes, value_sizes;
   DType dtype = DType::Float32;
   DType lse_dtype = DType::Float32;  // float64 for float64 inputs

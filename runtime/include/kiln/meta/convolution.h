@@ -41,8 +41,7 @@ ConvPlan convolution(const char* op, const TensorBase& input, const TensorBase& 
 // The weight's gradient of convolution(input, weight of weight_size, ...) given grad_output.
 ConvPlan convolution_backward_weight(const char* op, const TensorBase& grad_output, const TensorBase& input,
                                      IntArrayRef weight_size, IntArrayRef stride, IntArrayRef padding,
-                                     IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
-                                     int64_t groups);
+                                     IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups);
 // torch.nn.functional.unfold / fold: [N, C, H, W] <-> [N, C * kh * kw, L] (also unbatched).
 ConvPlan im2col(const char* op, const TensorBase& self, IntArrayRef kernel_size, IntArrayRef dilation,
                 IntArrayRef padding, IntArrayRef stride);
