@@ -8,8 +8,10 @@
 
 #include <omp.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
@@ -135,10 +137,20 @@ struct Operand {
   }
 };
 
+// KILN_DISABLE_ONEDNN=1 in the environment sends every convolution to the im2col path (to compare
+// the two, or to test the fallback where oneDNN is installed).
+bool enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("KILN_DISABLE_ONEDNN");
+    return !v || !*v || std::string(v) == "0";
+  }();
+  return on;
+}
+
 bool run(Kind kind, const meta::ConvPlan& p, const float* src, const float* weights, const float* dst,
          const float* bias = nullptr) {
   Geometry g;
-  if (p.batch == 0 || !geometry(p, g)) return false;
+  if (!enabled() || p.batch == 0 || !geometry(p, g)) return false;
   try {
     const Entry& e = entry_for(kind, g);
     dnnl::stream s(engine());
