@@ -1,7 +1,7 @@
 // float32 convolutions through oneDNN (see onednn_conv.h). Primitives let oneDNN pick its
 // blocked layouts (format `any`): kiln's plain tensors are reordered in and out around them,
-// as libtorch does. Primitive descriptors are cached per shape (creating one costs more than a
-// small convolution); the cache is shared by threads under a mutex, and oneDNN's primitives
+// as libtorch does. Primitives are cached per shape and thread count (creating one costs more
+// than a small convolution); the cache is shared by threads under a mutex, and oneDNN's primitives
 // may run concurrently.
 #ifdef KILN_HAVE_ONEDNN
 #include "onednn_conv.h"
