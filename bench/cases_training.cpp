@@ -1,5 +1,7 @@
 // One training step of an MLP (784-256-256-10, relu, batch 128, cross-entropy, backward,
-// SGD update), the same weights and data on both sides.
+// SGD update), the same weights and data on both sides; and an AdamW step alone over 16
+// parameters of [512, 1024] with fixed gradients (kiln's fused _fused_adamw_, libtorch 1.13's
+// torch::optim::AdamW: a sequence of in-place ops per parameter).
 #include <kiln/kiln.h>
 #include <kiln/optim.h>
 #include <torch/torch.h>
@@ -33,33 +35,56 @@ Case mlp_step() {
   // (the data needs none): 155 MFLOP
   double flops = 2 * 2.0 * 128 * (784 * 256 + 256 * 256 + 256 * 10) + 2.0 * 128 * (256 * 256 + 256 * 10);
   return {"MLP training step 784-256-256-10, batch 128", "training", 0, flops, "", [] {
-    auto k = std::make_shared<KilnMlp>();
-    auto t = std::make_shared<TorchMlp>();
-    const int64_t dims[] = {784, 256, 256, 10};
-    for (int l = 0; l < 3; ++l) {
-      Twin w = twin_randn({dims[l + 1], dims[l]}), b = twin_randn({dims[l + 1]});
-      double scale = 1.0 / std::sqrt(double(dims[l]));
-      for (Twin* p : {&w, &b}) {
-        p->k = (p->k * scale).detach().requires_grad_();
-        p->t = (p->t * scale).detach().requires_grad_();
-        k->params.push_back(p->k);
-        t->params.push_back(p->t);
-      }
-    }
-    Twin x = twin_randn({128, 784});
-    kiln::Tensor labels = kiln::randint(0, 10, {128});
-    k->x = x.k;
-    t->x = x.t;
-    k->y = labels;
-    t->y = to_torch(labels);
-    k->opt = std::make_unique<kiln::optim::SGD>(k->params, kiln::optim::SGDOptions{0.01});
-    t->opt = std::make_unique<torch::optim::SGD>(t->params, torch::optim::SGDOptions(0.01));
-    return Prepared{[k] { k->step(); }, [t] { t->step(); }};
-  }};
+            auto k = std::make_shared<KilnMlp>();
+            auto t = std::make_shared<TorchMlp>();
+            const int64_t dims[] = {784, 256, 256, 10};
+            for (int l = 0; l < 3; ++l) {
+              Twin w = twin_randn({dims[l + 1], dims[l]}), b = twin_randn({dims[l + 1]});
+              double scale = 1.0 / std::sqrt(double(dims[l]));
+              for (Twin* p : {&w, &b}) {
+                p->k = (p->k * scale).detach().requires_grad_();
+                p->t = (p->t * scale).detach().requires_grad_();
+                k->params.push_back(p->k);
+                t->params.push_back(p->t);
+              }
+            }
+            Twin x = twin_randn({128, 784});
+            kiln::Tensor labels = kiln::randint(0, 10, {128});
+            k->x = x.k;
+            t->x = x.t;
+            k->y = labels;
+            t->y = to_torch(labels);
+            k->opt = std::make_unique<kiln::optim::SGD>(k->params, kiln::optim::SGDOptions{0.01});
+            t->opt = std::make_unique<torch::optim::SGD>(t->params, torch::optim::SGDOptions(0.01));
+            return Prepared{[k] { k->step(); }, [t] { t->step(); }};
+          }};
+}
+
+Case adamw_step() {
+  constexpr int kParams = 16;
+  constexpr int64_t kRows = 512, kCols = 1024;
+  // per element: param, grad and both moments read, param and moments written
+  const double bytes = double(kParams * kRows * kCols) * 4 * 7;
+  return {"AdamW step, 16 params of [512,1024]", "training", bytes, 0, "", [] {
+            auto kp = std::make_shared<std::vector<kiln::Tensor>>();
+            auto tp = std::make_shared<std::vector<at::Tensor>>();
+            for (int i = 0; i < kParams; ++i) {
+              Twin w = twin_randn({kRows, kCols}), g = twin_randn({kRows, kCols});
+              kp->push_back(w.k.detach().requires_grad_());
+              kp->back().set_grad(g.k);
+              tp->push_back(w.t.detach().requires_grad_());
+              tp->back().mutable_grad() = g.t;
+            }
+            kiln::optim::AdamOptions options = kiln::optim::AdamW::defaults();  // weight_decay 0.01, as torch's
+            options.lr = 1e-4;
+            auto k = std::make_shared<kiln::optim::AdamW>(*kp, options);
+            auto t = std::make_shared<torch::optim::AdamW>(*tp, torch::optim::AdamWOptions(1e-4));
+            return Prepared{[k, kp] { k->step(); }, [t, tp] { t->step(); }};
+          }};
 }
 
 }  // namespace
 
-std::vector<Case> training_cases() { return {mlp_step()}; }
+std::vector<Case> training_cases() { return {mlp_step(), adamw_step()}; }
 
 }  // namespace kiln_bench

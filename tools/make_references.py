@@ -20,6 +20,8 @@ import sys
 import numpy as np
 import torch
 
+import reference_optim
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16,
                 "int32": torch.int32, "int64": torch.int64, "float16": torch.float16,
@@ -100,7 +102,8 @@ def sample_inputs(op, index, sample, dtype):
 # ---------------------------------------------------------------- calling torch
 def torch_callable(op):
     if op.get("torch"):
-        return eval(op["torch"], {"torch": torch, "math": math})  # expression written in ops/*.yaml
+        # an expression written in ops/*.yaml; `refs.<f>` names a longer reference in tools/reference_*.py
+        return eval(op["torch"], {"torch": torch, "math": math, "refs": reference_optim})
     base, _, overload = op["name"].partition(".")
     return getattr(getattr(torch.ops.aten, base), overload or "default")
 

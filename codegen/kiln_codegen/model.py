@@ -20,7 +20,7 @@ FLOATING = {"float16", "bfloat16", "float32", "float64"}
 COMPLEX = {"complex64", "complex128"}
 BACKENDS = ["cpu", "cuda"]
 FAMILIES = ["pointwise", "activation", "comparison", "logical", "bitwise", "reduction", "linalg",
-            "view", "shape", "nn", "loss", "factory", "random", "amp", "sorting"]
+            "view", "shape", "nn", "loss", "factory", "random", "amp", "sorting", "optim"]
 PROMOTIONS = ["default", "int_to_float", "bool_result", "complex_to_real", "self"]
 KINDS = ["pointwise", "kernel", "composite"]
 NOT_IMPLEMENTED = "not_implemented"  # `derivatives: not_implemented` (see Op.derivative_not_implemented)
@@ -30,7 +30,7 @@ OP_KEYS = {
     "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
     "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
     "result_dtype", "identity", "zero_dim", "differentiable", "compare", "integer_divisor", "integer_exponent",
-    "output_differentiability", "jvp", "autocast", "reads_storage", "checks", "cpp_no_default_args",
+    "output_differentiability", "jvp", "autocast", "reads_storage", "checks", "cpp_no_default_args", "foreach_lists",
 }
 # `checks:` raise one of these when an argument's value is out of its domain (softshrink's lambd)
 CHECK_ERRORS = ["ValueError", "IndexError", "ShapeError"]
@@ -204,6 +204,11 @@ class Op:
     # arguments whose schema default the C++ functions leave out, with every argument before them
     # (PyTorch's key: conv2d.padding's str padding would make conv2d(x, w) ambiguous)
     cpp_no_default_args: List[str] = field(default_factory=list)
+    # meta: foreach: the Tensor[] arguments that are not "one tensor per tensor of the first
+    # list, of its size and dtype": `optional` (that, or empty: state an option leaves unused,
+    # as _fused_adam_'s max_exp_avg_sqs without amsgrad) or `scalars` (a 1-element float32
+    # tensor per tensor of the first list, as state_steps)
+    foreach_lists: Dict[str, str] = field(default_factory=dict)
     # `derivatives: not_implemented`: as PyTorch's ops without a formula, the result records a
     # node whose backward raises NotImplementedError (derivatives holds NOT_IMPLEMENTED per input)
     derivative_not_implemented: bool = False
@@ -819,6 +824,20 @@ def _parse_op(raw, groups, ctx, errors):
         if op.arg(k) is None or op.arg(k).default is None:
             errors.append(RegistryError(raw.line_of("cpp_no_default_args"),
                                         f"cpp_no_default_args: '{k}' is not an argument with a default"))
+    lists = raw.get("foreach_lists", {})
+    if lists and raw.get("meta") != "foreach":
+        errors.append(RegistryError(raw.line_of("foreach_lists"), "foreach_lists is a key of meta: foreach ops"))
+    if not isinstance(lists, dict):
+        errors.append(RegistryError(raw.line_of("foreach_lists"), "foreach_lists must map a Tensor[] argument to "
+                                    "optional or scalars"))
+        lists = {}
+    for k, v in lists.items():
+        arg = op.arg(k)
+        first_list = next((a.name for a in sig.arguments if a.type.is_tensor_list), None)
+        if arg is None or not arg.type.is_tensor_list or k == first_list or v not in ("optional", "scalars"):
+            errors.append(RegistryError(raw.line_of("foreach_lists"), f"foreach_lists: '{k}: {v}' must name a Tensor[] "
+                                        "argument after the first one as optional or scalars"))
+    op = replace(op, foreach_lists=dict(lists))
     for k in op.non_differentiable:
         if op.arg(k) is None or op.arg(k).type.base != "Tensor":
             errors.append(RegistryError(raw.line_of("non_differentiable"), f"non_differentiable: '{k}' is not a Tensor argument"))

@@ -515,7 +515,8 @@ class OpView:
             self.kernel_call_args = ", ".join(["plan"] + [f"{n}_base" if n in self.kernel_lists else n
                                                           for n in self.kernel_inputs]
                                               + [a.name for a in op.sig.arguments if a.type.base != "Tensor"])
-            self.foreach_lists = self.kernel_lists
+            kinds = {"optional": "kOptional", "scalars": "kScalars"}
+            self.foreach_lists = [(n, kinds.get(op.foreach_lists.get(n, ""))) for n in self.kernel_lists]
             self.foreach_scalars = [a.name for a in op.sig.arguments if a.type.is_tensor]
         self.kernel_inputs = self.kernel_inputs if self.mutates else [a.name for a in op.sig.arguments if a.type.is_tensor]
         # arguments the meta step does not consume go to the kernel as they are (var's correction)

@@ -1,11 +1,14 @@
+// The optimizers' shared machinery (parameters, gradients, state) and SGD.
 #include "kiln/optim.h"
-#include <cmath>
+#include <algorithm>
 #include "kiln/autograd.h"
 #include "kiln/core.h"
+#include "kiln/gen/api/_fused_sgd_.h"
 
 namespace kiln::optim {
 
-Optimizer::Optimizer(TensorList params, const char* name) : params_(std::move(params)) {
+Optimizer::Optimizer(TensorList params, const char* name)
+    : params_(std::move(params)), state_(params_.size()), name_(name) {
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i];
     KILN_CHECK(p.defined(), ValueError, name, "params", "parameter ", i, " is an undefined tensor");
@@ -27,72 +30,88 @@ void Optimizer::zero_grad(bool set_to_none) {
   }
 }
 
-SGD::SGD(TensorList params, SGDOptions options)
-    : Optimizer(std::move(params), "SGD"), options_(options), momentum_buffers_(params_.size()) {
+std::vector<size_t> Optimizer::with_grad() const {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].grad().defined()) out.push_back(i);
+  return out;
+}
+
+Tensor& Optimizer::buffer(size_t i, const std::string& key, double fill) {
+  Tensor& b = state_[i].buffers[key];
+  if (!b.defined()) {
+    b = zeros_like(params_[i].detach());  // the parameter's layout, so the fused kernels read it in place
+    if (fill != 0) b.fill_(fill);
+  }
+  return b;
+}
+
+Tensor& Optimizer::advance_step(size_t i) {
+  Tensor& s = state_[i].step;
+  if (!s.defined()) s = zeros({}, TensorOptions(kFloat32, params_[i].device()));
+  s.add_(1);
+  return s;
+}
+
+void Optimizer::load_state(const std::vector<ParamState>& saved) {
+  KILN_CHECK(saved.size() == params_.size(), ValueError, name_, "state", "loaded state has ", saved.size(),
+             " entries for ", params_.size(), " parameters");
+  const std::vector<std::string> known = buffer_names();
+  for (size_t i = 0; i < saved.size(); ++i) {  // check everything before changing anything
+    const Tensor& s = saved[i].step;
+    KILN_CHECK(!s.defined() || s.numel() == 1, ValueError, name_, "state", "parameter ", i,
+               ": step must hold one value");
+    for (const auto& [key, t] : saved[i].buffers) {
+      KILN_CHECK(std::find(known.begin(), known.end(), key) != known.end(), ValueError, name_, "state", "parameter ", i,
+                 ": ", name_, " keeps no buffer '", key, "'");
+      KILN_CHECK(t.defined() && t.sizes().equals(params_[i].sizes()), ShapeError, name_, "state", "parameter ", i,
+                 ": buffer '", key, "' of shape ", t.defined() ? shape_str(t.sizes()) : std::string("(undefined)"),
+                 " for a parameter of shape ", shape_str(params_[i].sizes()));
+    }
+  }
+  NoGradGuard no_grad;
+  std::vector<ParamState> loaded(saved.size());
+  for (size_t i = 0; i < saved.size(); ++i) {
+    const Tensor& p = params_[i];
+    if (saved[i].step.defined())
+      loaded[i].step = saved[i].step.detach().reshape({}).to(kFloat32).to(p.device()).clone();
+    for (const auto& [key, t] : saved[i].buffers) {
+      Tensor copy = empty_like(p.detach());  // the parameter's layout and dtype, as torch casts floating state
+      copy.copy_(t.detach());
+      loaded[i].buffers[key] = copy;
+    }
+  }
+  state_ = std::move(loaded);
+}
+
+SGD::SGD(TensorList params, SGDOptions options) : Optimizer(std::move(params), "SGD"), options_(options) {
   KILN_CHECK(options_.lr >= 0, ValueError, "SGD", "lr", "expected lr >= 0, got ", options_.lr);
   KILN_CHECK(options_.momentum >= 0, ValueError, "SGD", "momentum", "expected momentum >= 0, got ", options_.momentum);
   KILN_CHECK(options_.weight_decay >= 0, ValueError, "SGD", "weight_decay", "expected weight_decay >= 0, got ",
              options_.weight_decay);
   KILN_CHECK(!options_.nesterov || (options_.momentum > 0 && options_.dampening == 0), ValueError, "SGD", "nesterov",
              "nesterov momentum requires momentum > 0 and dampening == 0");
+  for (size_t i = 0; i < params_.size(); ++i)
+    KILN_CHECK(is_floating(params_[i].dtype()), NotImplementedError, "SGD", "params", "parameter ", i, " is ",
+               dtype_name(params_[i].dtype()), "; SGD supports real floating parameters only");
 }
 
 void SGD::step() {
   NoGradGuard no_grad;
   const SGDOptions& o = options_;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor& p = params_[i];
-    if (!p.grad().defined()) continue;
-    Tensor d = p.grad().detach();
-    if (o.weight_decay != 0) d = d.add(p, o.weight_decay);
-    if (o.momentum != 0) {
-      Tensor& buf = momentum_buffers_[i];
-      if (!buf.defined()) buf = d.clone();  // first step: the buffer is the gradient itself
-      else buf.mul_(o.momentum).add_(d, 1 - o.dampening);
-      d = o.nesterov ? d.add(buf, o.momentum) : buf;
-    }
-    p.add_(d, -o.lr);
+  // Parameters whose momentum buffer starts now take the gradient as it (torch's first step):
+  // one fused call for them and one for the rest.
+  TensorList params[2], grads[2], buffers[2];
+  for (size_t i : with_grad()) {
+    const bool first = o.momentum != 0 && !state_[i].buffers.count("momentum_buffer");
+    params[first].push_back(params_[i]);
+    grads[first].push_back(params_[i].grad());
+    if (o.momentum != 0) buffers[first].push_back(buffer(i, "momentum_buffer"));
   }
-}
-
-Adam::Adam(TensorList params, AdamOptions options)
-    : Optimizer(std::move(params), "Adam"),
-      options_(options),
-      exp_avg_(params_.size()),
-      exp_avg_sq_(params_.size()),
-      steps_(params_.size(), 0) {
-  const AdamOptions& o = options_;
-  KILN_CHECK(o.lr >= 0, ValueError, "Adam", "lr", "expected lr >= 0, got ", o.lr);
-  KILN_CHECK(o.eps >= 0, ValueError, "Adam", "eps", "expected eps >= 0, got ", o.eps);
-  KILN_CHECK(o.beta1 >= 0 && o.beta1 < 1, ValueError, "Adam", "beta1", "expected 0 <= beta1 < 1, got ", o.beta1);
-  KILN_CHECK(o.beta2 >= 0 && o.beta2 < 1, ValueError, "Adam", "beta2", "expected 0 <= beta2 < 1, got ", o.beta2);
-  KILN_CHECK(o.weight_decay >= 0, ValueError, "Adam", "weight_decay", "expected weight_decay >= 0, got ", o.weight_decay);
-  for (size_t i = 0; i < params_.size(); ++i)
-    KILN_CHECK(is_floating(params_[i].dtype()), NotImplementedError, "Adam", "params", "parameter ", i, " is ",
-               dtype_name(params_[i].dtype()), "; Adam supports real floating parameters only");
-}
-
-void Adam::step() {
-  NoGradGuard no_grad;
-  const AdamOptions& o = options_;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor& p = params_[i];
-    if (!p.grad().defined()) continue;
-    Tensor g = p.grad().detach();
-    if (o.weight_decay != 0) g = g.add(p, o.weight_decay);
-    Tensor& m = exp_avg_[i];
-    Tensor& v = exp_avg_sq_[i];
-    if (!m.defined()) {
-      m = zeros_like(p);
-      v = zeros_like(p);
-    }
-    int64_t t = ++steps_[i];
-    m.mul_(o.beta1).add_(g, 1 - o.beta1);
-    v.mul_(o.beta2).addcmul_(g, g, 1 - o.beta2);
-    double bias_correction1 = 1 - std::pow(o.beta1, double(t));
-    double bias_correction2 = 1 - std::pow(o.beta2, double(t));
-    Tensor denom = v.sqrt().div(std::sqrt(bias_correction2)).add_(o.eps);
-    p.addcdiv_(m, denom, -o.lr / bias_correction1);
+  for (int first = 0; first < 2; ++first) {
+    if (params[first].empty()) continue;
+    _fused_sgd_(params[first], grads[first], buffers[first], o.weight_decay, o.momentum, o.lr, o.dampening, o.nesterov,
+                o.maximize, /*is_first_step=*/first == 1);
   }
 }
 

@@ -72,6 +72,28 @@ class ForeachOps(unittest.TestCase):
         broken = FOREACH.replace("  meta: foreach\n", "  meta: foreach\n  variants: [function, out]\n")
         self.assertError(VALID + broken, 41, "writes into its arguments")
 
+    def test_foreach_lists_mark_optional_and_scalar_lists(self):
+        op = FOREACH.replace("Tensor(a!)[] self, Tensor(b!) found_inf",
+                             "Tensor(a!)[] self, Tensor(c!)[] state, Tensor[] steps, Tensor(b!) found_inf")
+        op = op.replace("  meta: foreach\n", "  meta: foreach\n  foreach_lists: {state: optional, steps: scalars}\n")
+        op = op.replace("{self: [[2, 3]], ", "{self: [[2, 3]], state: [], steps: {shapes: [[1]], dtype: float32}, ")
+        with open(os.path.join(self.tmp.name, "kernels", "cpu", "amp.cpp"), "w") as f:
+            f.write(KERNEL.replace("const TensorBaseList& self, ", "const TensorBaseList& self, const TensorBaseList& "
+                                   "state, const TensorBaseList& steps, "))
+        r = self.run_gen(VALID + op, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        name = "_amp_foreach_non_finite_check_and_unscale_"
+        with open(os.path.join(self.tmp.name, "generated", "src", "ops", name + ".cpp")) as f:
+            entry = f.read()
+        self.assertIn('{"state", state_base, meta::ForeachList::kOptional}, '
+                      '{"steps", steps_base, meta::ForeachList::kScalars}', entry)
+
+    def test_foreach_lists_name_a_later_list_as_optional_or_scalars(self):
+        broken = FOREACH.replace("  meta: foreach\n", "  meta: foreach\n  foreach_lists: {self: optional}\n")
+        self.assertError(VALID + broken, 41, "foreach_lists: 'self: optional'")
+        broken = FOREACH.replace("  meta: foreach\n", "  meta: foreach\n  foreach_lists: {found_inf: scalars}\n")
+        self.assertError(VALID + broken, 41, "must name a Tensor[] argument after the first one")
+
 
 if __name__ == "__main__":
     unittest.main()

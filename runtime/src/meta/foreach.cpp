@@ -32,6 +32,7 @@ ForeachPlan foreach (const char* op, std::initializer_list<ForeachList> lists,
     if (s.tensor.defined()) check_device_with(op, s.name, s.tensor, reference, plan.device);
   plan.length = first ? int64_t(first->tensors.size()) : 0;
   for (const ForeachList& l : lists) {
+    if (l.kind == ForeachList::kOptional && l.tensors.empty()) continue;
     KILN_CHECK(int64_t(l.tensors.size()) == plan.length, ValueError, op, l.name,
                "Tensor lists must have the same number of tensors, got ", plan.length, " and ", l.tensors.size());
     for (size_t i = 0; i < l.tensors.size(); ++i) {
@@ -40,10 +41,17 @@ ForeachPlan foreach (const char* op, std::initializer_list<ForeachList> lists,
       KILN_CHECK(t.layout() == Layout::Strided, ValueError, op, l.name, "one of ", l.name,
                  " was not a strided tensor.");
       check_device_with(op, l.name, t, reference, plan.device);
+      if (l.kind == ForeachList::kScalars) {
+        check_one_element(op, l.name, l.name, t, DType::Float32, "a float");
+        continue;
+      }
       const TensorBase& corresponding = first->tensors[i];
       KILN_CHECK(t.sizes().equals(corresponding.sizes()), ShapeError, op, l.name,
                  "Corresponding tensors in lists must have the same size, got ", shape_str(corresponding.sizes()),
                  " and ", shape_str(t.sizes()));
+      KILN_CHECK(t.dtype() == corresponding.dtype(), DTypeError, op, l.name,
+                 "Corresponding tensors in lists must have the same dtype, got ", dtype_name(corresponding.dtype()),
+                 " and ", dtype_name(t.dtype()));
       plan.max_numel = std::max(plan.max_numel, t.numel());
       if (&l == first) plan.total_numel += t.numel();
     }

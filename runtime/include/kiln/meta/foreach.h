@@ -1,9 +1,11 @@
 #ifndef KILN_RUNTIME_INCLUDE_KILN_META_FOREACH_H_
 #define KILN_RUNTIME_INCLUDE_KILN_META_FOREACH_H_
-// The meta step of ops over Tensor lists (`meta: foreach`): `_amp_foreach_non_finite_check_and_unscale_`,
-// and next the fused optimizers. It checks, with PyTorch's messages, naming the op and argument:
+// The meta step of ops over Tensor lists (`meta: foreach`): `_amp_foreach_non_finite_check_and_unscale_`
+// and the fused optimizers. It checks, with PyTorch's messages, naming the op and argument:
 //  - every list has the same number of tensors ("Tensor lists must have the same number of
-//    tensors, got 2 and 3") and corresponding tensors have the same sizes;
+//    tensors, got 2 and 3") and corresponding tensors have the same sizes and dtype; a list the
+//    registry calls `optional` may instead be empty (state an option leaves unused), one it calls
+//    `scalars` holds a 1-element float32 tensor per tensor of the first list (state_steps);
 //  - every element is defined and strided, and every tensor is on one device;
 //  - the op's other Tensor arguments (found_inf, inv_scale, grad_scale: PyTorch's foreach and
 //    fused ops take such tensors as 1-element float32 scalars on the device) are 1-element
@@ -25,8 +27,10 @@ using TensorBaseList = std::vector<TensorBase>;  // as kiln/autograd/graph.h
 namespace kiln::meta {
 
 struct ForeachList {
+  enum Kind { kSame, kOptional, kScalars };
   const char* name;
   const TensorBaseList& tensors;
+  Kind kind = kSame;
 };
 struct ForeachScalar {
   const char* name;

@@ -1,0 +1,153 @@
+// The fused optimizer steps on CPU (ops/optim.yaml): one pass over each parameter's elements,
+// reading and writing param, grad and state once, split over threads by kiln's grain. The
+// arithmetic is kiln/common/fused_optim.h's, the CUDA kernels' too. The meta step
+// (kiln/meta/foreach.h) has checked the lists' lengths, sizes, dtypes and devices.
+#include <cstdint>
+#include <type_traits>
+#include "kiln/common/foreach_dense.h"
+#include "kiln/common/fused_optim.h"
+#include "kiln/cpu/parallel.h"
+#include "kiln/gen/kernels/cpu/fused_adam.h"
+#include "kiln/gen/kernels/cpu/fused_adamw.h"
+#include "kiln/gen/kernels/cpu/fused_sgd.h"
+
+namespace kiln::cpu {
+namespace {
+
+using foreach_dense::DenseGroup;
+
+template <typename T>
+using math_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+float read_scalar(const TensorBase& t) { return *static_cast<const float*>(t.data_ptr()); }
+
+// The gradient scale of PyTorch's fused kernels: 1 when none is given.
+struct GradScale {
+  bool given;
+  float scale;
+};
+
+GradScale grad_scale_of(const TensorBase& grad_scale) {
+  return {grad_scale.defined(), grad_scale.defined() ? read_scalar(grad_scale) : 1.0f};
+}
+
+bool skipped(const TensorBase& found_inf) { return found_inf.defined() && read_scalar(found_inf) == 1.0f; }
+
+// Slots of a DenseGroup: param, grad, then the op's state.
+enum Slot { kParam, kGrad, kState0, kState1, kState2 };
+
+template <typename T>
+void adam_one(const fused_optim::AdamStep<math_t<T>>& s, const DenseGroup& group, GradScale scale) {
+  using M = math_t<T>;
+  T* p = group.data<T>(kParam);
+  T* g = group.data<T>(kGrad);
+  T* m = group.data<T>(kState0);
+  T* v = group.data<T>(kState1);
+  T* max_v = group.data<T>(kState2);  // null without amsgrad
+  const M divisor = M(scale.scale);
+  kiln::detail::parallel_range(group.numel(), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      M grad = M(g[i]);
+      if (scale.given) {
+        grad /= divisor;
+        g[i] = T(grad);
+      }
+      M param = M(p[i]), mean = M(m[i]), square = M(v[i]), peak = max_v ? M(max_v[i]) : M(0);
+      fused_optim::adam_update(s, param, grad, mean, square, peak);
+      p[i] = T(param), m[i] = T(mean), v[i] = T(square);
+      if (max_v) max_v[i] = T(peak);
+    }
+  });
+}
+
+void adam(bool decoupled, const meta::ForeachPlan& plan, const TensorBaseList& self, const TensorBaseList& grads,
+          const TensorBaseList& exp_avgs, const TensorBaseList& exp_avg_sqs, const TensorBaseList& max_exp_avg_sqs,
+          const TensorBaseList& state_steps, const TensorBase& grad_scale, const TensorBase& found_inf, double lr,
+          double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize) {
+  const char* op = decoupled ? "_fused_adamw_" : "_fused_adam_";
+  if (plan.length == 0 || skipped(found_inf)) return;
+  const GradScale scale = grad_scale_of(grad_scale);
+  for (int64_t i = 0; i < plan.length; ++i) {
+    DenseGroup group(op, {self[i], grads[i], exp_avgs[i], exp_avg_sqs[i], amsgrad ? max_exp_avg_sqs[i] : TensorBase()},
+                     {true, scale.given, true, true, true});
+    const double step = read_scalar(state_steps[i]);
+    visit_dtype(self[i].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (is_floating(dtype_of<T>)) {  // the entry admits floating dtypes only
+        const auto s =
+            fused_optim::adam_step<math_t<T>>(lr, beta1, beta2, weight_decay, eps, step, decoupled, amsgrad, maximize);
+        adam_one<T>(s, group, scale);
+      }
+    });
+    group.finish();
+  }
+}
+
+template <typename T>
+void sgd_one(const fused_optim::SgdStep<math_t<T>>& s, const DenseGroup& group, GradScale scale) {
+  using M = math_t<T>;
+  T* p = group.data<T>(kParam);
+  T* g = group.data<T>(kGrad);
+  T* buf = group.data<T>(kState0);  // null without momentum
+  const M divisor = M(scale.scale);
+  kiln::detail::parallel_range(group.numel(), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      M grad = M(g[i]);
+      if (scale.given) {
+        grad /= divisor;
+        g[i] = T(grad);
+      }
+      M param = M(p[i]), momentum = buf ? M(buf[i]) : M(0);
+      fused_optim::sgd_update(s, param, grad, momentum);
+      p[i] = T(param);
+      if (buf) buf[i] = T(momentum);
+    }
+  });
+}
+
+}  // namespace
+
+void fused_adam(const meta::ForeachPlan& plan, const TensorBaseList& self, const TensorBaseList& grads,
+                const TensorBaseList& exp_avgs, const TensorBaseList& exp_avg_sqs,
+                const TensorBaseList& max_exp_avg_sqs, const TensorBaseList& state_steps, const TensorBase& grad_scale,
+                const TensorBase& found_inf, double lr, double beta1, double beta2, double weight_decay, double eps,
+                bool amsgrad, bool maximize) {
+  adam(false, plan, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, grad_scale, found_inf, lr, beta1,
+       beta2, weight_decay, eps, amsgrad, maximize);
+}
+
+void fused_adamw(const meta::ForeachPlan& plan, const TensorBaseList& self, const TensorBaseList& grads,
+                 const TensorBaseList& exp_avgs, const TensorBaseList& exp_avg_sqs,
+                 const TensorBaseList& max_exp_avg_sqs, const TensorBaseList& state_steps, const TensorBase& grad_scale,
+                 const TensorBase& found_inf, double lr, double beta1, double beta2, double weight_decay, double eps,
+                 bool amsgrad, bool maximize) {
+  adam(true, plan, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, grad_scale, found_inf, lr, beta1,
+       beta2, weight_decay, eps, amsgrad, maximize);
+}
+
+void fused_sgd(const meta::ForeachPlan& plan, const TensorBaseList& self, const TensorBaseList& grads,
+               const TensorBaseList& momentum_buffer_list, const TensorBase& grad_scale, const TensorBase& found_inf,
+               double weight_decay, double momentum, double lr, double dampening, bool nesterov, bool maximize,
+               bool is_first_step) {
+  if (plan.length == 0 || skipped(found_inf)) return;
+  const GradScale scale = grad_scale_of(grad_scale);
+  const bool with_momentum = momentum != 0;
+  for (int64_t i = 0; i < plan.length; ++i) {
+    DenseGroup group(
+        "_fused_sgd_",
+        {self[i], grads[i], with_momentum ? momentum_buffer_list[i] : TensorBase(), TensorBase(), TensorBase()},
+        {true, scale.given, true, false, false});
+    visit_dtype(self[i].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (is_floating(dtype_of<T>)) {
+        using M = math_t<T>;
+        const fused_optim::SgdStep<M> s{M(lr),    M(weight_decay), M(momentum),  M(dampening),
+                                        nesterov, maximize,        is_first_step};
+        sgd_one<T>(s, group, scale);
+      }
+    });
+    group.finish();
+  }
+}
+
+}  // namespace kiln::cpu
