@@ -36,27 +36,57 @@ bool skipped(const TensorBase& found_inf) { return found_inf.defined() && read_s
 // Slots of a DenseGroup: param, grad, then the op's state.
 enum Slot { kParam, kGrad, kState0, kState1, kState2 };
 
+// Calls fn with the flag as a compile-time constant.
+template <typename Fn>
+void with_flag(bool flag, const Fn& fn) {
+  if (flag) fn(std::true_type{});
+  else fn(std::false_type{});
+}
+
+template <typename Fn>
+void with_decay(int decay, const Fn& fn) {
+  if (decay == fused_optim::kL2) fn(std::integral_constant<int, fused_optim::kL2>{});
+  else if (decay == fused_optim::kDecoupled) fn(std::integral_constant<int, fused_optim::kDecoupled>{});
+  else fn(std::integral_constant<int, fused_optim::kNoDecay>{});
+}
+
+// [begin, end) of one parameter's dense run; the flags fixed, so the loop vectorizes.
+template <typename T, bool kAmsgrad, int kDecay, bool kScaled>
+void adam_run(const fused_optim::AdamStep<math_t<T>>& s, T* __restrict p, T* __restrict g, T* __restrict m,
+              T* __restrict v, T* __restrict max_v, math_t<T> divisor, int64_t begin, int64_t end) {
+  using M = math_t<T>;
+#pragma omp simd
+  for (int64_t i = begin; i < end; ++i) {
+    M grad = M(g[i]);
+    if constexpr (kScaled) {
+      grad /= divisor;
+      g[i] = T(grad);
+    }
+    M param = M(p[i]), mean = M(m[i]), square = M(v[i]), peak = M(0);
+    if constexpr (kAmsgrad) peak = M(max_v[i]);
+    fused_optim::adam_update_as<M, kAmsgrad, kDecay>(s, param, grad, mean, square, peak);
+    p[i] = T(param), m[i] = T(mean), v[i] = T(square);
+    if constexpr (kAmsgrad) max_v[i] = T(peak);
+  }
+}
+
 template <typename T>
 void adam_one(const fused_optim::AdamStep<math_t<T>>& s, const DenseGroup& group, GradScale scale) {
-  using M = math_t<T>;
   T* p = group.data<T>(kParam);
   T* g = group.data<T>(kGrad);
   T* m = group.data<T>(kState0);
   T* v = group.data<T>(kState1);
   T* max_v = group.data<T>(kState2);  // null without amsgrad
-  const M divisor = M(scale.scale);
-  kiln::detail::parallel_range(group.numel(), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      M grad = M(g[i]);
-      if (scale.given) {
-        grad /= divisor;
-        g[i] = T(grad);
-      }
-      M param = M(p[i]), mean = M(m[i]), square = M(v[i]), peak = max_v ? M(max_v[i]) : M(0);
-      fused_optim::adam_update(s, param, grad, mean, square, peak);
-      p[i] = T(param), m[i] = T(mean), v[i] = T(square);
-      if (max_v) max_v[i] = T(peak);
-    }
+  const math_t<T> divisor = math_t<T>(scale.scale);
+  with_flag(s.amsgrad, [&](auto amsgrad) {
+    with_decay(s.decay, [&](auto decay) {
+      with_flag(scale.given, [&](auto scaled) {
+        kiln::detail::parallel_range(group.numel(), [&](int64_t begin, int64_t end) {
+          adam_run<T, decltype(amsgrad)::value, decltype(decay)::value, decltype(scaled)::value>(s, p, g, m, v, max_v,
+                                                                                                 divisor, begin, end);
+        });
+      });
+    });
   });
 }
 

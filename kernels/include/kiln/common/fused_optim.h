@@ -8,15 +8,20 @@
 
 namespace kiln::fused_optim {
 
+// How the weight decay enters an Adam step: not at all, added to the gradient (Adam's L2), or
+// scaling the parameter (AdamW's decoupled decay).
+enum Decay : int { kNoDecay, kL2, kDecoupled };
+
 // What a parameter's Adam or AdamW step needs besides its elements: the options and the two
 // bias corrections of its step (1 - beta1^step and sqrt(1 - beta2^step), computed in double).
 template <typename M>
 struct AdamStep {
   M lr, beta1, beta2, weight_decay, eps;
-  M step_size;     // lr / (1 - beta1^step)
-  M bias2_sqrt;    // sqrt(1 - beta2^step)
-  bool decoupled;  // AdamW: the decay scales the parameter, not the gradient
-  bool amsgrad, maximize;
+  M step_size;   // lr / (1 - beta1^step)
+  M bias2_sqrt;  // sqrt(1 - beta2^step)
+  M grad_sign;   // -1 to maximize: an exact negation
+  int decay;     // a Decay
+  bool amsgrad;
 };
 
 template <typename M>
@@ -26,27 +31,43 @@ KILN_HOST_DEVICE inline AdamStep<M> adam_step(double lr, double beta1, double be
   s.lr = M(lr), s.beta1 = M(beta1), s.beta2 = M(beta2), s.weight_decay = M(weight_decay), s.eps = M(eps);
   s.step_size = M(lr / (1.0 - std::pow(beta1, step)));
   s.bias2_sqrt = M(std::sqrt(1.0 - std::pow(beta2, step)));
-  s.decoupled = decoupled, s.amsgrad = amsgrad, s.maximize = maximize;
+  s.grad_sign = maximize ? M(-1) : M(1);
+  s.decay = weight_decay == 0 ? kNoDecay : decoupled ? kDecoupled : kL2;
+  s.amsgrad = amsgrad;
   return s;
 }
 
-// One element: g is the (unscaled) gradient; max_v is read and written only with amsgrad.
-template <typename M>
-KILN_HOST_DEVICE inline void adam_update(const AdamStep<M>& s, M& p, M g, M& m, M& v, M& max_v) {
-  if (s.maximize) g = -g;
-  if (s.weight_decay != M(0)) {
-    if (s.decoupled) p -= s.lr * s.weight_decay * p;
-    else g += s.weight_decay * p;
-  }
+// One element, with amsgrad and the decay fixed at compile time so that a CPU loop over it has
+// no branch and vectorizes. g is the (unscaled) gradient; max_v is read and written only with
+// amsgrad.
+template <typename M, bool kAmsgrad, int kDecay>
+KILN_HOST_DEVICE inline void adam_update_as(const AdamStep<M>& s, M& p, M g, M& m, M& v, M& max_v) {
+  g *= s.grad_sign;
+  if constexpr (kDecay == kL2) g += s.weight_decay * p;
+  if constexpr (kDecay == kDecoupled) p -= s.lr * s.weight_decay * p;
   m = s.beta1 * m + (M(1) - s.beta1) * g;
   v = s.beta2 * v + (M(1) - s.beta2) * g * g;
   M second = v;
-  if (s.amsgrad) {
+  if constexpr (kAmsgrad) {
     max_v = (max_v != max_v || max_v > v) ? max_v : v;  // a NaN on either side wins, as torch.maximum
     second = max_v;
   }
   const M denom = std::sqrt(second) / s.bias2_sqrt + s.eps;
   p -= s.step_size * m / denom;
+}
+
+// The same with the flags read at run time (the CUDA kernel: every thread takes the same branch).
+template <typename M>
+KILN_HOST_DEVICE inline void adam_update(const AdamStep<M>& s, M& p, M g, M& m, M& v, M& max_v) {
+  if (s.amsgrad) {
+    if (s.decay == kL2) adam_update_as<M, true, kL2>(s, p, g, m, v, max_v);
+    else if (s.decay == kDecoupled) adam_update_as<M, true, kDecoupled>(s, p, g, m, v, max_v);
+    else adam_update_as<M, true, kNoDecay>(s, p, g, m, v, max_v);
+  } else {
+    if (s.decay == kL2) adam_update_as<M, false, kL2>(s, p, g, m, v, max_v);
+    else if (s.decay == kDecoupled) adam_update_as<M, false, kDecoupled>(s, p, g, m, v, max_v);
+    else adam_update_as<M, false, kNoDecay>(s, p, g, m, v, max_v);
+  }
 }
 
 template <typename M>
