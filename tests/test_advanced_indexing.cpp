@@ -87,7 +87,7 @@ TEST_CASE("advanced indexing errors name the op and leave self as it was") {
   CHECK(same_values(x, before));
 }
 
-TEST_CASE("index_put (functional) leaves self alone; non-adjacent and non-contiguous targets") {
+TEST_CASE("index_put (functional) leaves self alone, non-adjacent and non-contiguous targets") {
   const Tensor x = x234();
   const Tensor r = index_put(x, {i64({1, 0}), Tensor(), i64({3, 0})}, full({}, -1.0f));
   CHECK(same_values(x, x234()));

@@ -62,7 +62,7 @@ TEST_CASE("autocast: each op's policy picks its result dtype on the CPU") {
   CHECK(relu(a).dtype() == kFloat32);
 }
 
-TEST_CASE("autocast: regions nest, disable and restore; CUDA's region leaves CPU tensors alone") {
+TEST_CASE("autocast: regions nest, disable and restore, CUDA's region leaves CPU tensors alone") {
   Tensor a = values({1, 2, 3, 4}, {2, 2});
   CHECK(mm(a, a).dtype() == kFloat32);
   {

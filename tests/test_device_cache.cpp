@@ -214,7 +214,7 @@ TEST_CASE("device cache: small and large requests never share a block") {
   cache.free(small);
 }
 
-TEST_CASE("device cache: record_stream on the allocating stream needs no event; bad addresses are refused") {
+TEST_CASE("device cache: record_stream on the allocating stream needs no event, bad addresses are refused") {
   FakeDevice dev;
   BlockCache cache(dev);
   void* a = cache.allocate(0, 512, stream(1), "test");
@@ -298,7 +298,7 @@ TEST_CASE("device cache: a cached large block is split for a smaller large reque
   cache.free(c);
 }
 
-TEST_CASE("device cache: no split leaves 1 MiB or less; middle parts merge both ways; streams do not mix") {
+TEST_CASE("device cache: no split leaves 1 MiB or less, middle parts merge both ways, streams do not mix") {
   constexpr size_t MiB = size_t(1) << 20;
   FakeDevice dev;
   BlockCache cache(dev);

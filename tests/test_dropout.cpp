@@ -37,7 +37,7 @@ TEST_CASE("native_dropout: keeps about 1 - p, scales by 1 / (1 - p), and replays
   CHECK(mask.to(DType::UInt8).to_vector<uint8_t>() == mask2.to(DType::UInt8).to_vector<uint8_t>());
 }
 
-TEST_CASE("dropout: eval and p = 0 return the input; p = 1 zeroes; gradients are mask / (1 - p)") {
+TEST_CASE("dropout: eval and p = 0 return the input, p = 1 zeroes, gradients are mask / (1 - p)") {
   Tensor x = from_vector<double>({1, 2, 3, 4}, {4});
   CHECK(dropout(x, 0.5, false).is_same(x));
   auto [e, emask] = native_dropout(x, 0.5, false);
@@ -51,7 +51,7 @@ TEST_CASE("dropout: eval and p = 0 return the input; p = 1 zeroes; gradients are
   CHECK(xr.grad().to_vector<double>() == y.detach().to_vector<double>());  // d y_i / d x_i = y_i for x = 1
 }
 
-TEST_CASE("feature_dropout zeroes whole channels; alpha_dropout keeps mean 0 and variance 1") {
+TEST_CASE("feature_dropout zeroes whole channels, alpha_dropout keeps mean 0 and variance 1") {
   manual_seed(11);
   Tensor x = ones({8, 16, 3, 3});
   Tensor y = feature_dropout(x, 0.5, true);

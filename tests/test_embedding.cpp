@@ -19,7 +19,7 @@ namespace {
 Tensor table() { return arange(12, DType::Float64).reshape({6, 2}); }
 }  // namespace
 
-TEST_CASE("embedding: rows by index in indices' shape; int32 indices too") {
+TEST_CASE("embedding: rows by index in indices' shape, int32 indices too") {
   Tensor idx = from_vector<int64_t>({0, 5, 5, 5, 2, 0}, {3, 2});
   Tensor y = embedding(table(), idx);
   expect_values(y, {3, 2, 2}, {0, 1, 10, 11, 10, 11, 10, 11, 4, 5, 0, 1}, 0);
@@ -86,7 +86,7 @@ TEST_CASE("embedding_bag: mean with scale_grad_by_freq and max route gradients a
   expect_values(v.grad(), {6, 4}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 8, 10, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0);
 }
 
-TEST_CASE("embedding_bag: padding_idx counts for nothing; empty bags give zeros; include_last_offset") {
+TEST_CASE("embedding_bag: padding_idx counts for nothing, empty bags give zeros, include_last_offset") {
   Tensor w = bag_table();
   // F.embedding_bag's 2-D input [[1, 2, 3], [4, 4, 0]] is these indices with offsets [0, 3]
   auto [sum, o2b, size, unused] =

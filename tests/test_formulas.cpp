@@ -115,7 +115,7 @@ TEST_CASE("formulas: var_backward") {
   CHECK(std::isnan(var_backward(f64({1}, {}), one, std::nullopt, std::nullopt, false).item<double>()));
 }
 
-TEST_CASE("formulas: norm_backward for p = 2, 1, inf, general; zero norms give zero gradients") {
+TEST_CASE("formulas: norm_backward for p = 2, 1, inf, general, zero norms give zero gradients") {
   // PyTorch values (float64).
   Tensor m = f64({3, 4, 0, 0}, {2, 2});
   check_values(norm_backward(f64({1, 1}, {2, 1}), m, Scalar(2), norm(m, 2, OptIntList({1}), true), OptIntList({1}), true),

@@ -93,7 +93,7 @@ TEST_CASE("failed integer division leaves the destination untouched: out= and in
   CHECK(self.to_vector<int32_t>() == std::vector<int32_t>{5, 7, 3});
 }
 
-TEST_CASE("integers to a negative integer Scalar power raise; a Tensor exponent follows PyTorch") {
+TEST_CASE("integers to a negative integer Scalar power raise, a Tensor exponent follows PyTorch") {
   const Tensor a = tensor<int64_t>({5, -7, 3, 1, -1});
   for (DType dt : {DType::Int8, DType::Int16, DType::Int32, DType::Int64}) {
     INFO(dtype_name(dt));

@@ -141,7 +141,7 @@ TEST_CASE("losses: value errors of PyTorch's") {
             "Expected floating point type for target with class probabilities"));
 }
 
-TEST_CASE("multilabel_margin_loss: targets end at the first -1; any value below -1 or from C up is an IndexError") {
+TEST_CASE("multilabel_margin_loss: targets end at the first -1, any value below -1 or from C up is an IndexError") {
   Tensor x = f64({0.2, 0.9, 0.4, 0.6, 0.1, 0.8, 0.3, 0.7}, {2, 4});
   // Row 0 targets {3, 0}, row 1 target {1} (the 2s after its -1 do not count).
   Tensor target = from_vector<int64_t>({3, 0, -1, 1, 1, -1, 2, 2}, {2, 4});
@@ -161,7 +161,7 @@ TEST_CASE("multilabel_margin_loss: targets end at the first -1; any value below 
             "expected scalar type Long but found"));
 }
 
-TEST_CASE("binary_cross_entropy clamps each log to >= -100; its gradient stays finite at 0 and 1") {
+TEST_CASE("binary_cross_entropy clamps each log to >= -100, its gradient stays finite at 0 and 1") {
   Tensor x = f64({0, 1, 0.5}, {3}).requires_grad_();
   Tensor t = f64({1, 0, 1}, {3});
   Tensor loss = binary_cross_entropy(x, t, Tensor(), 0);
@@ -201,7 +201,7 @@ TEST_CASE("kl_div: log_target takes log-probabilities, giving the same loss") {
   expect_values(kl_div(input, kiln::log(nonzero), 2, true), {}, values_of(kl_div(input, nonzero, 2)), 1e-12);
 }
 
-TEST_CASE("smooth_l1_loss with beta 0 is l1_loss; huber_loss(delta) is delta * smooth_l1_loss(beta = delta)") {
+TEST_CASE("smooth_l1_loss with beta 0 is l1_loss, huber_loss(delta) is delta * smooth_l1_loss(beta = delta)") {
   Tensor x = f64({0.1, -2.0, 3.5, 0.4, 1.0, -0.2}, {2, 3});
   Tensor y = f64({0.3, 1.0, 3.0, -0.4, 1.0, 0.9}, {2, 3});
   expect_values(smooth_l1_loss(x, y, 0, 0.0), {2, 3}, values_of(l1_loss(x, y, 0)), 1e-15);

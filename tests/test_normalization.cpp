@@ -75,7 +75,7 @@ TEST_CASE("layer_norm: a row with a large mean keeps float32 precision (two pass
   expect_values(y, {1, 8}, expected, 2e-6);
 }
 
-TEST_CASE("layer_norm: 16-bit inputs compute in float32; empty batches are legal") {
+TEST_CASE("layer_norm: 16-bit inputs compute in float32, empty batches are legal") {
   Tensor y = layer_norm(x34().to(DType::BFloat16), {4}, w4().to(DType::BFloat16), b4().to(DType::BFloat16));
   CHECK(y.dtype() == DType::BFloat16);
   expect_values(y, {3, 4}, kY, 2e-2);
@@ -106,7 +106,7 @@ TEST_CASE("layer_norm: PyTorch's errors name the argument") {
   CHECK(has(error_text<DTypeError>([&] { layer_norm(zeros({2, 4}, DType::Int64), {4}); }), "layer_norm"));
 }
 
-TEST_CASE("rms_norm: x / sqrt(mean(x^2) + eps) times weight; eps defaults to the dtype's epsilon") {
+TEST_CASE("rms_norm: x / sqrt(mean(x^2) + eps) times weight, eps defaults to the dtype's epsilon") {
   Tensor x = from_vector<double>({3, 4, -1, 1}, {2, 2});
   // rows: rms 3.5355..., 1
   const double r0 = 1 / std::sqrt(12.5 + 1e-3), r1 = 1 / std::sqrt(1 + 1e-3);

@@ -116,7 +116,7 @@ TEST_CASE("optim: SGD on float32 parameters (loss = sum(w^2))") {
                1e-6);
 }
 
-TEST_CASE("optim: zero_grad drops or zeroes gradients; parameters without one are left alone") {
+TEST_CASE("optim: zero_grad drops or zeroes gradients, parameters without one are left alone") {
   Tensor w = param(), unused = param();
   optim::SGD opt({w, unused}, {0.5});
   (w * 2.0).sum().backward();

@@ -81,7 +81,7 @@ TEST_CASE("max_pool2d_with_indices: NaN wins its window, ceil_mode keeps a windo
         std::vector<int64_t>{1, 1, 4, 4});
 }
 
-TEST_CASE("max_pool2d_with_indices: dilation, padding, ceil_mode; the backward sums overlapping windows") {
+TEST_CASE("max_pool2d_with_indices: dilation, padding, ceil_mode, the backward sums overlapping windows") {
   auto [out, idx] = max_pool2d_with_indices(digits(), {3, 2}, {2, 1}, {1, 1}, {2, 2}, true);
   expect_values(out, {1, 2, 5}, {2, 9, 8, 6, 8, 2, 9, 8, 6, 8}, 0);
   expect_values(idx, {1, 2, 5}, {6, 5, 18, 7, 18, 6, 5, 18, 7, 18}, 0);
@@ -174,7 +174,7 @@ TEST_CASE("pooling: an empty batch gives an empty result, forward and backward")
         std::vector<int64_t>{1, 2, 0, 2});
 }
 
-TEST_CASE("avg_pool2d: count_include_pad, divisor_override, ceil_mode; the backward divides as the forward") {
+TEST_CASE("avg_pool2d: count_include_pad, divisor_override, ceil_mode, the backward divides as the forward") {
   expect_values(avg_pool2d(digits(), {3, 3}, {2, 2}, {1, 1}, true, false), {1, 3, 3},
                 {3.75, 19.0 / 6, 3.5, 29.0 / 6, 50.0 / 9, 6, 3.25, 25.0 / 6, 4.75}, 1e-12);
   expect_values(avg_pool2d(digits(), {3, 3}, {2, 2}, {1, 1}, true, true), {1, 3, 3},
@@ -224,7 +224,7 @@ TEST_CASE("adaptive pools: output i covers floor(i * in / out) to ceil((i + 1) *
             "adaptive_avg_pool2d: output_size must be 2"));
 }
 
-TEST_CASE("upsample_nearest2d: floor(o * scale) in float, 1 / scales_h when given; the backward sums its copies") {
+TEST_CASE("upsample_nearest2d: floor(o * scale) in float, 1 / scales_h when given, the backward sums its copies") {
   const Tensor y = arange(6, DType::Float64).reshape({1, 1, 2, 3});
   expect_values(upsample_nearest2d(y, {3, 5}), {1, 1, 3, 5}, {0, 0, 1, 1, 2, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5}, 0);
   expect_values(upsample_nearest2d(y, {5, 4}, 1.7, 1.3), {1, 1, 5, 4},
@@ -246,7 +246,7 @@ TEST_CASE("upsample_nearest2d: floor(o * scale) in float, 1 / scales_h when give
           "Expected grad_output to have the same shape as output; output.size(3) = 3 but got grad_output.size(3) = 4"));
 }
 
-TEST_CASE("upsample_bilinear2d: align_corners, half-pixel centres clamped at 0, given scales; the backward") {
+TEST_CASE("upsample_bilinear2d: align_corners, half-pixel centres clamped at 0, given scales, the backward") {
   const Tensor y = arange(6, DType::Float64).reshape({1, 1, 2, 3});
   expect_values(upsample_bilinear2d(y, {3, 4}, true), {1, 1, 3, 4},
                 {0, 2.0 / 3, 4.0 / 3, 2, 1.5, 13.0 / 6, 17.0 / 6, 3.5, 3, 11.0 / 3, 13.0 / 3, 5}, 1e-12);
@@ -268,7 +268,7 @@ TEST_CASE("upsample_bilinear2d: align_corners, half-pixel centres clamped at 0, 
                 {0, 0.625, 1.375, 2, 1.5, 2.125, 2.875, 3.5, 3, 3.625, 4.375, 5}, 1e-6);
 }
 
-TEST_CASE("pad: reflect, replicate, circular (negative pads crop first) and constant; PyTorch's errors") {
+TEST_CASE("pad: reflect, replicate, circular (negative pads crop first) and constant, PyTorch's errors") {
   const Tensor z = arange(6, DType::Float64).reshape({1, 2, 3});
   expect_values(pad(z, {2, 1}, "reflect"), {1, 2, 6}, {2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4}, 0);
   expect_values(pad(z, {2, 1}, "replicate"), {1, 2, 6}, {0, 0, 0, 1, 2, 2, 3, 3, 3, 4, 5, 5}, 0);
@@ -336,7 +336,7 @@ TEST_CASE("pixel_shuffle and pixel_unshuffle: PyTorch's order, each the other's 
             "divisible by 2"));
 }
 
-TEST_CASE("max_unpool2d: values back at their indices, zeros elsewhere; invalid indices raise") {
+TEST_CASE("max_unpool2d: values back at their indices, zeros elsewhere, invalid indices raise") {
   Tensor x = digits().reshape({1, 1, 5, 5});
   Tensor out, idx;  // not a structured binding: the lambdas below capture them (clang C++17)
   std::tie(out, idx) = max_pool2d_with_indices(x, {2, 2}, {2, 2});

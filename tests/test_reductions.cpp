@@ -105,7 +105,7 @@ TEST_CASE("sum: result dtypes follow PyTorch") {
   CHECK(cs.item().to<complex<double>>() == complex<double>(4, 1));
 }
 
-TEST_CASE("sum: empty reductions give 0; bad dims are errors") {
+TEST_CASE("sum: empty reductions give 0, bad dims are errors") {
   Tensor z = zeros({0, 3});
   expect_values(sum(z, {0}), {3}, {0, 0, 0});
   expect_values(sum(z), {}, {0});

@@ -130,7 +130,7 @@ TEST_CASE("replayed function: without gradients it is a forward replay") {
   expect_values(out[0], {}, {-9.5});
 }
 
-TEST_CASE("replayed function: a frozen parameter gets nothing; an unused one is named") {
+TEST_CASE("replayed function: a frozen parameter gets nothing, an unused one is named") {
   Fixture f;
   Tensor frozen = vec({1, 1, 1});
   auto fn = f.make({sample({0, 0, 0}, true), sample({0, 0, 0}, true)}, {frozen, f.w});

@@ -146,7 +146,7 @@ TEST_CASE("shape build: diagonals, trace and block_diag") {
   CHECK(has(error_text<ShapeError>([] { block_diag({zeros({2, 2, 2})}); }), "Input 0 has 3 dimensions"));
 }
 
-TEST_CASE("shape build: meshgrid and broadcast_tensors return views; tensor_split too") {
+TEST_CASE("shape build: meshgrid and broadcast_tensors return views, tensor_split too") {
   Tensor a = arange(2, kFloat32), b = arange(3, kFloat32);
   TensorList g = meshgrid({a, b}, "xy");
   REQUIRE(g.size() == 2);

@@ -67,7 +67,7 @@ void expect_sorted(const Tensor& values, const Tensor& indices, const std::vecto
 
 }  // namespace
 
-TEST_CASE("sort: NaN last ascending, first descending; -0 and +0 keep their order") {
+TEST_CASE("sort: NaN last ascending, first descending, -0 and +0 keep their order") {
   Tensor x = from_vector<float>({3, NAN, 1, 2}, {4});
   auto [v, i] = sort(x);
   expect_values(v, {4}, {1, 2, 3, kNaN});
@@ -139,7 +139,7 @@ TEST_CASE("sort: long lines (radix path) against std::stable_sort, every key wid
   }
 }
 
-TEST_CASE("topk: the stable sort's first k, by the one-pass and the sorting path; NaN is largest") {
+TEST_CASE("topk: the stable sort's first k, by the one-pass and the sorting path, NaN is largest") {
   std::mt19937 rng(11);
   const int64_t n = 3000;
   std::vector<float> data(n);
@@ -209,7 +209,7 @@ TEST_CASE("sorting ops on 0-d and empty tensors, as PyTorch") {
   expect_values(mei, {0}, {});
 }
 
-TEST_CASE("median, nanmedian and mode: NaN as PyTorch; the lower middle of an even count") {
+TEST_CASE("median, nanmedian and mode: NaN as PyTorch, the lower middle of an even count") {
   expect_values(median(from_vector<float>({1, 2, 3, 4}, {4})), {}, {2});
   expect_values(median(from_vector<float>({3, NAN, 1, 2}, {4})), {}, {kNaN});
   expect_values(nanmedian(from_vector<float>({3, NAN, 1, 2}, {4})), {}, {2});

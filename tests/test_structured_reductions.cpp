@@ -24,7 +24,7 @@ namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
-TEST_CASE("nansum, nanmean: NaN is skipped; a slice of NaNs sums to 0 and averages to NaN") {
+TEST_CASE("nansum, nanmean: NaN is skipped, a slice of NaNs sums to 0 and averages to NaN") {
   Tensor x = from_vector<float>({1, NAN, 3, NAN, NAN, 2, NAN, NAN, NAN}, {3, 3});
   expect_values(nansum(x, {1}), {3}, {4, 2, 0});
   expect_values(nanmean(x, {1}), {3}, {2, 2, kNaN});

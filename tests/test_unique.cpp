@@ -36,7 +36,7 @@ void expect_empty_long(const Tensor& t) {
 }
 }  // namespace
 
-TEST_CASE("unique: sorted values, inverse of self's shape, counts; empty int64 slots when not asked") {
+TEST_CASE("unique: sorted values, inverse of self's shape, counts, empty int64 slots when not asked") {
   Tensor x = i64({3, 1, 2, 3, 1, 0, 3, 2}, {2, 4});
   auto [out, inv, cnt] = kiln::unique(x, /*sorted=*/true, /*return_inverse=*/true, /*return_counts=*/true);
   expect_values(out, {4}, {0, 1, 2, 3});
@@ -54,7 +54,7 @@ TEST_CASE("unique: sorted values, inverse of self's shape, counts; empty int64 s
   expect_values(c3, {4}, {1, 2, 2, 3});
 }
 
-TEST_CASE("unique: NaN sorts last and each NaN is its own value; bool, 0-d and empty inputs") {
+TEST_CASE("unique: NaN sorts last and each NaN is its own value, bool, 0-d and empty inputs") {
   // PyTorch 1.13's CPU hash set gives [0, 1, nan, nan, 3] with counts [1, 1, 0, 0, 2] here; kiln
   // keeps sort's order (NaN last) and counts each NaN once, as NaN != NaN.
   Tensor x = f32({3, NAN, 1, 3, NAN, 0}, {6});

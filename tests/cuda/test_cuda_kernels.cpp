@@ -49,7 +49,7 @@ TEST_CASE("cuBLAS: mm, bmm, addmm and matmul over transposed, sliced and batched
   CHECK(close(matmul(x.cuda(), v.cuda()).cpu(), matmul(x, v), 1e-12, 1e-12));  // batched matrix @ vector
 }
 
-TEST_CASE("cuBLAS: float16 and bfloat16 accumulate in float32; TF32 is opt-in") {
+TEST_CASE("cuBLAS: float16 and bfloat16 accumulate in float32, TF32 is opt-in") {
   Tensor a = randn({64, 256}), b = randn({256, 32});
   Tensor want = mm(a, b);
   CHECK(close(mm(a.to(kFloat16).cuda(), b.to(kFloat16).cuda()).cpu().to(kFloat32), want, 2e-2, 5e-2));

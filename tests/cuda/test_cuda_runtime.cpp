@@ -73,7 +73,7 @@ TEST_CASE("runtime: device census, current device and guards") {
   CHECK_THROWS_AS((void)empty({2}, TensorOptions(kFloat32, Device(DeviceType::CUDA, n))), DeviceError);
 }
 
-TEST_CASE("runtime: the pool hands out 8 streams per priority round robin; the default stream is the null handle") {
+TEST_CASE("runtime: the pool hands out 8 streams per priority round robin, the default stream is the null handle") {
   cuda::Stream def = cuda::default_stream();
   CHECK(def.handle() == nullptr);
   CHECK(def.pool_id() == -1);
@@ -150,7 +150,7 @@ TEST_CASE("runtime: work on a pool stream, events order streams, query reflects 
   cuda::default_stream().synchronize();
 }
 
-TEST_CASE("runtime: timing events measure elapsed time; events without timing refuse") {
+TEST_CASE("runtime: timing events measure elapsed time, events without timing refuse") {
   cuda::Event start(/*enable_timing=*/true), end(/*enable_timing=*/true);
   start.record();
   Tensor x = full({1 << 16}, 1.0, on_cuda());
@@ -246,7 +246,7 @@ TEST_CASE("pinned memory: copies of CPU tensors, asynchronous transfers both way
   CHECK_FALSE(cuda::is_pinned(d));
 }
 
-TEST_CASE("graphs: capture and replay in each capture mode; a written input changes the replay") {
+TEST_CASE("graphs: capture and replay in each capture mode, a written input changes the replay") {
   for (cuda::CaptureMode mode : {cuda::CaptureMode::Global, cuda::CaptureMode::ThreadLocal, cuda::CaptureMode::Relaxed}) {
     INFO("mode " << int(mode));
     cuda::Stream side = cuda::stream_from_pool();
@@ -274,7 +274,7 @@ TEST_CASE("graphs: capture and replay in each capture mode; a written input chan
   }
 }
 
-TEST_CASE("graphs: the legacy default stream cannot be captured; misuse is a ValueError") {
+TEST_CASE("graphs: the legacy default stream cannot be captured, misuse is a ValueError") {
   cuda::StreamGuard on_default(cuda::default_stream());
   cuda::Graph g;
   CHECK(has(error_text<ValueError>([&] { g.capture_begin(); }), "legacy default stream"));
@@ -338,7 +338,7 @@ TEST_CASE("graphs: CaptureGuard ends the capture at scope exit and discards it w
   expect_values(y.cpu(), {3}, {40, 40, 40});
 }
 
-TEST_CASE("graphs: two graphs share a pool; its buffers go to no one else while it lives") {
+TEST_CASE("graphs: two graphs share a pool, its buffers go to no one else while it lives") {
   cuda::Stream side = cuda::stream_from_pool();
   cuda::StreamGuard on_side(side);
   Tensor x = full({256}, 1.0, on_cuda());
