@@ -7,6 +7,8 @@
 #include <vector>
 #include "kiln/gen/composite.h"
 #include "kiln/core.h"
+#include "kiln/autograd/forward_grad.h"
+#include "kiln/autograd/function.h"
 #include "kiln/gen/api/_thnn_fused_gru_cell.h"
 #include "kiln/gen/api/_thnn_fused_gru_cell_backward_impl.h"
 #include "kiln/gen/api/_thnn_fused_lstm_cell.h"
@@ -20,6 +22,7 @@
 #include "kiln/gen/api/sum.h"
 #include "kiln/gen/api/tanh.h"
 #include "kiln/gen/api/transpose.h"
+#include "kiln/gen/api/unbind.h"
 #include "kiln/gen/api/unsqueeze.h"
 
 namespace kiln::composite {
@@ -33,12 +36,15 @@ struct Weights {
   Tensor w_ih, w_hh, b_ih, b_hh;  // biases undefined when absent
 };
 
-// A cell's weights against its input [B, I] and hidden state [B, H] (PyTorch's checks).
-void check_weights(const char* op, const char* arg, Cell cell, const Weights& w, int64_t input_size, int64_t H) {
+// A cell's weights against its input [B, I] and hidden state [B, H] (PyTorch's checks); `input_arg`
+// is blamed for a w_ih that does not fit the input (an inner layer's input is the layer below's
+// output, so there the weights are wrong), `arg` for the rest.
+void check_weights(const char* op, const char* arg, const char* input_arg, Cell cell, const Weights& w,
+                   int64_t input_size, int64_t H) {
   const int64_t G = gate_count(cell);
   KILN_CHECK(w.w_ih.dim() == 2 && w.w_hh.dim() == 2, ShapeError, op, arg, "expected 2-d w_ih and w_hh, got ",
              shape_str(w.w_ih.sizes()), " and ", shape_str(w.w_hh.sizes()));
-  KILN_CHECK(w.w_ih.size(1) == input_size, ShapeError, op, "input", "input has inconsistent input_size: got ",
+  KILN_CHECK(w.w_ih.size(1) == input_size, ShapeError, op, input_arg, "input has inconsistent input_size: got ",
              input_size, " expected ", w.w_ih.size(1));
   KILN_CHECK(w.w_hh.size(1) == H, ShapeError, op, arg, "hidden has inconsistent hidden_size: got ", H, ", expected ",
              w.w_hh.size(1));
@@ -83,7 +89,7 @@ TensorList run_cell(const char* op, Cell cell, const Tensor& input, TensorList h
   for (const Tensor& h : hx)
     KILN_CHECK(h.size(0) == x.size(0) && h.sizes().equals(hx[0].sizes()), ShapeError, op, "hx", "Input batch size ",
                x.size(0), " doesn't match hidden batch size ", h.size(0));
-  check_weights(op, "hx", cell, w, x.size(1), hx[0].size(1));
+  check_weights(op, "hx", "input", cell, w, x.size(1), hx[0].size(1));
   Tensor h = hx[0], c = hx.size() > 1 ? hx[1] : Tensor();
   step(cell, kiln::linear(x, w.w_ih, w.b_ih), w, h, c);
   TensorList out{h};
@@ -93,15 +99,33 @@ TensorList run_cell(const char* op, Cell cell, const Tensor& input, TensorList h
   return out;
 }
 
+// The time steps of x [T, ...] as T tensors whose gradients go back as one stack: a select()
+// per step would send back a zero-filled gradient of all of x per step (quadratic in T).
+struct TimeSteps : autograd::Function<TimeSteps> {
+  static TensorList forward(autograd::AutogradContext*, Tensor x) {
+    TensorList steps;
+    for (int64_t t = 0; t < x.size(0); ++t) steps.push_back(x.select(0, t).clone());
+    return steps;
+  }
+  static TensorList backward(autograd::AutogradContext*, TensorList grads) { return {kiln::stack(grads, 0)}; }
+};
+
+TensorList time_steps(const Tensor& x) {
+  // custom functions carry no forward-mode tangents: under a dual level the selects are recorded
+  if (!x.requires_grad() || autograd::forward_ad::any_dual({&x})) return kiln::unbind(x, 0);
+  return TimeSteps::apply(x);
+}
+
 // One direction of one layer over x [T, B, I] from state h (and c): outputs [T, B, H]; h and c
 // end as the final state.
 Tensor run_direction(Cell cell, const Tensor& x, const Weights& w, bool reverse, Tensor& h, Tensor& c) {
   const int64_t T = x.size(0);
-  const Tensor projected = kiln::linear(x, w.w_ih, w.b_ih);  // every step's input projection: one matmul
+  // every step's input projection: one matmul
+  const TensorList projected = time_steps(kiln::linear(x, w.w_ih, w.b_ih));
   std::vector<Tensor> outs(static_cast<size_t>(T));
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = reverse ? T - 1 - s : s;
-    step(cell, kiln::select(projected, 0, t), w, h, c);
+    step(cell, projected[size_t(t)], w, h, c);
     outs[size_t(t)] = h;
   }
   return kiln::stack(outs, 0);
@@ -153,7 +177,7 @@ SequenceResult run_sequence(const char* op, Cell cell, const Tensor& input, Tens
       const size_t at = size_t(idx * per);
       const Weights w{params[at], params[at + 1], has_biases ? params[at + 2] : Tensor(),
                       has_biases ? params[at + 3] : Tensor()};
-      check_weights(op, "params", cell, w, x.size(2), H);
+      check_weights(op, "params", layer == 0 ? "input" : "params", cell, w, x.size(2), H);
       Tensor h = kiln::select(h0, 0, idx), c = c0.defined() ? kiln::select(c0, 0, idx) : Tensor();
       outs.push_back(run_direction(cell, x, w, d == 1, h, c));
       hs.push_back(h);
