@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 #include <vector>
+#include "kiln/autocast.h"
 #include "kiln/autograd.h"
 #include "kiln/core.h"
 #include "support/op_catalog.h"
@@ -229,4 +230,21 @@ TEST_CASE("rnn ops: wrong shapes and counts raise kiln's typed errors naming the
     kiln::lstm_cell(wave({3, 4, 1}, 0.1), {wave({3, 2}, 0.2), wave({3, 2}, 0.2)}, wave({8, 4}, 0.3), wave({8, 2}, 0.4));
   });
   CHECK(has(m, "'input'"));
+}
+
+TEST_CASE("lstm_cell and gru: a CPU autocast region runs the projections in bfloat16, the gates in the state's dtype") {
+  const Tensor x = wave({3, 4}, 0.1).to(DType::Float32), h = wave({3, 2}, 0.5).to(DType::Float32);
+  const Tensor c = wave({3, 2}, 0.9).to(DType::Float32);
+  const Tensor w_ih = wave({8, 4}, 1.0).to(DType::Float32), w_hh = wave({8, 2}, 2.0).to(DType::Float32);
+  auto [hy32, cy32] = kiln::lstm_cell(x, {h, c}, w_ih, w_hh);
+  AutocastGuard region(DeviceType::CPU);
+  auto [hy, cy] = kiln::lstm_cell(x, {h, c}, w_ih, w_hh);
+  CHECK(hy.dtype() == DType::Float32);
+  expect_values(hy, {3, 2}, hy32.to_vector<double>(), 2e-2);
+  expect_values(cy, {3, 2}, cy32.to_vector<double>(), 2e-2);
+  const TensorList params{wave({6, 4}, 1.0).to(DType::Float32), wave({6, 2}, 2.0).to(DType::Float32)};
+  auto [out, h_n] = kiln::gru(wave({5, 3, 4}, 0.3).to(DType::Float32), wave({1, 3, 2}, 0.4).to(DType::Float32), params,
+                              false, 1, 0.0, false, false, false);
+  CHECK(out.dtype() == DType::Float32);
+  CHECK(h_n.sizes().vec() == std::vector<int64_t>{1, 3, 2});
 }

@@ -55,23 +55,30 @@ void check_weights(const char* op, const char* arg, const char* input_arg, Cell 
                "expected biases of size [", G * H, "], got ", shape_str(b->sizes()));
 }
 
-// One step: the input's projection `xg` [B, G * H] (input bias included), the state h (and c).
-void step(Cell cell, const Tensor& xg, const Weights& w, Tensor& h, Tensor& c) {
+// The gates in the state's dtype: a CPU autocast region runs the projections in bfloat16 while
+// the state stays float32 (PyTorch's cells promote the two; the fused ops take one dtype).
+Tensor as_state(const Tensor& gates, const Tensor& state) {
+  return gates.dtype() == state.dtype() ? gates : gates.to(state.dtype());
+}
+
+// One step: the input's projection `x_gates` [B, G * H] (input bias included), the state h (and c).
+void step(Cell cell, const Tensor& x_gates, const Weights& w, Tensor& h, Tensor& c) {
+  const Tensor xg = as_state(x_gates, h);
   switch (cell) {
     case Cell::Lstm: {
-      auto [hy, cy, ws] = kiln::_thnn_fused_lstm_cell(xg, kiln::linear(h, w.w_hh), c, Tensor(), w.b_hh);
+      auto [hy, cy, ws] = kiln::_thnn_fused_lstm_cell(xg, as_state(kiln::linear(h, w.w_hh), h), c, Tensor(), w.b_hh);
       h = hy;
       c = cy;
       return;
     }
     case Cell::Gru:
-      h = std::get<0>(kiln::_thnn_fused_gru_cell(xg, kiln::linear(h, w.w_hh), h, Tensor(), w.b_hh));
+      h = std::get<0>(kiln::_thnn_fused_gru_cell(xg, as_state(kiln::linear(h, w.w_hh), h), h, Tensor(), w.b_hh));
       return;
     case Cell::Tanh:
-      h = kiln::tanh(xg + kiln::linear(h, w.w_hh, w.b_hh));
+      h = kiln::tanh(xg + as_state(kiln::linear(h, w.w_hh, w.b_hh), h));
       return;
     case Cell::Relu:
-      h = kiln::relu(xg + kiln::linear(h, w.w_hh, w.b_hh));
+      h = kiln::relu(xg + as_state(kiln::linear(h, w.w_hh, w.b_hh), h));
       return;
   }
 }
