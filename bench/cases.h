@@ -20,6 +20,7 @@ std::vector<Case> indexing_cases();
 std::vector<Case> searching_cases();
 std::vector<Case> nn_cases();
 std::vector<Case> unique_cases();
+std::vector<Case> rnn_cases();
 
 }  // namespace kiln_bench
 #endif  // KILN_BENCH_CASES_H_

@@ -142,6 +142,14 @@ META_FAMILIES = {
                                results=["self"]),
     "upsample_bilinear2d_backward": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
                                         results=["self"]),
+    # recurrent cells (kiln/meta/rnn.h): the fused LSTM/GRU gate ops and their backwards, one
+    # plan (batch, hidden size, gate count) and ATen's workspace layouts; results sized by name
+    "rnn_cell": dict(custom=True, plan="RnnCellPlan", header="rnn", dense_inputs=True, plan_only=True, inplace=False,
+                     results=["self"],
+                     result_sizes={"hy": "hidden_sizes", "cy": "hidden_sizes", "workspace": "workspace_sizes",
+                                   "grad_gates": "gates_sizes", "grad_cx": "hidden_sizes", "grad_bias": "bias_sizes",
+                                   "grad_input_gates": "gates_sizes", "grad_hidden_gates": "gates_sizes",
+                                   "grad_hx": "hidden_sizes"}),
     # shape copies (kiln/meta/shape_build.h): flip reverses dims, triangle keeps tril's or
     # triu's part of each matrix (in place too); both copy bytes, so every dtype shares one kernel
     "flip": dict(custom=True, plan="FlipPlan", header="shape_build", dense_inputs=True, inplace=False, results=["self"]),

@@ -117,6 +117,18 @@ std::tuple<TensorBase, TensorBase, TensorBase> sdpa_backward(const TensorBase& g
                                                              const TensorBase& attn_mask, const TensorBase& output,
                                                              const TensorBase& logsumexp, bool is_causal, double scale,
                                                              std::array<bool, 3> grad_input_mask);
+// Fused recurrent cells (formulas_rnn.cpp): the gradients of input_gates, hidden_gates, the
+// state (cx / hx), input_bias and hidden_bias. A plain backward runs the backward kernel op on
+// the saved workspace; under create_graph the gates are recomputed from differentiable ops, so
+// second derivatives work.
+std::tuple<TensorBase, TensorBase, TensorBase, TensorBase, TensorBase> lstm_cell_gates_backward(
+    const TensorBase& grad_hy, const TensorBase& grad_cy, const TensorBase& input_gates, const TensorBase& hidden_gates,
+    const TensorBase& cx, const TensorBase& input_bias, const TensorBase& hidden_bias, const TensorBase& cy,
+    const TensorBase& workspace, std::array<bool, 5> grad_input_mask);
+std::tuple<TensorBase, TensorBase, TensorBase, TensorBase, TensorBase> gru_cell_gates_backward(
+    const TensorBase& grad_hy, const TensorBase& input_gates, const TensorBase& hidden_gates, const TensorBase& hx,
+    const TensorBase& input_bias, const TensorBase& hidden_bias, const TensorBase& workspace,
+    std::array<bool, 5> grad_input_mask);
 // Pooling (formulas_pooling.cpp). Max pooling's gradient is linear in grad_output, so its own
 // gradient reads `grad` (input-shaped, [*, H, W]) at each output's flat index into its H*W plane:
 // a gather of `indices`' shape.
