@@ -21,6 +21,7 @@ std::vector<Case> searching_cases();
 std::vector<Case> nn_cases();
 std::vector<Case> unique_cases();
 std::vector<Case> rnn_cases();
+std::vector<Case> transformer_cases();
 
 }  // namespace kiln_bench
 #endif  // KILN_BENCH_CASES_H_

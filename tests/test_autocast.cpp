@@ -7,15 +7,19 @@
 #include "test_helpers.h"
 #include "kiln/autocast.h"
 #include "kiln/autograd.h"
+#include "kiln/gen/api/binary_cross_entropy.h"
 #include "kiln/gen/api/cat.h"
+#include "kiln/gen/api/conv2d.h"
 #include "kiln/gen/api/cross_entropy.h"
 #include "kiln/gen/api/exp.h"
+#include "kiln/gen/api/layer_norm.h"
 #include "kiln/gen/api/linear.h"
 #include "kiln/gen/api/matmul.h"
 #include "kiln/gen/api/mm.h"
 #include "kiln/gen/api/nll_loss.h"
 #include "kiln/gen/api/prod.h"
 #include "kiln/gen/api/relu.h"
+#include "kiln/gen/api/scaled_dot_product_attention.h"
 #include "kiln/gen/api/sum.h"
 
 using namespace kiln;
@@ -60,6 +64,20 @@ TEST_CASE("autocast: each op's policy picks its result dtype on the CPU") {
   CHECK(mm(a.to(kInt64), b.to(kInt64)).dtype() == kInt64);
   // ops without a policy run as written
   CHECK(relu(a).dtype() == kFloat32);
+}
+
+TEST_CASE("autocast: the NN layers' policies, as PyTorch's CPU lists") {
+  AutocastGuard region(kCpuType);
+  // lower_precision: convolutions and attention run in bfloat16
+  Tensor x = ones({1, 2, 4, 4}), w = ones({3, 2, 3, 3}) * 0.5;
+  CHECK(conv2d(x, w).dtype() == kBFloat16);
+  Tensor q = ones({1, 2, 4, 8});
+  CHECK(scaled_dot_product_attention(q, q, q).dtype() == kBFloat16);
+  // float32: binary_cross_entropy takes bfloat16 probabilities up (CUDA's autocast refuses it)
+  Tensor p = values({0.25, 0.5, 0.75}, {3}, kBFloat16), y = values({0, 1, 1}, {3}, kBFloat16);
+  CHECK(binary_cross_entropy(p, y).dtype() == kFloat32);
+  // CUDA-only policies (layer_norm in float32) leave CPU tensors alone
+  CHECK(layer_norm(values({1, 2, 3, 4}, {2, 2}, kBFloat16), {2}).dtype() == kBFloat16);
 }
 
 TEST_CASE("autocast: regions nest, disable and restore, CUDA's region leaves CPU tensors alone") {

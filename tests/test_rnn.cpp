@@ -133,7 +133,7 @@ TEST_CASE("fused lstm cell: create_graph gradients equal the kernel's and differ
   CHECK(autograd::grad({(graphed[0] * graphed[0]).sum() + graphed[2].sum()}, {ig, cx})[0].defined());
 }
 
-TEST_CASE("fused gru cell: create_graph gradients equal the kernel's; the backward's five results") {
+TEST_CASE("fused gru cell: create_graph gradients equal the kernel's, the backward's five results") {
   const Tensor ig = wave({3, 6}, 0.2).requires_grad_(true), hg = wave({3, 6}, 1.3).requires_grad_(true);
   const Tensor hx = wave({3, 2}, 2.1).requires_grad_(true), ib = wave({6}, 0.4).requires_grad_(true);
   const Tensor g = wave({3, 2}, 0.6);

@@ -31,7 +31,8 @@ ALLOWED = {"include/kiln/gen/ops.h", "include/kiln/gen/api/footprint_probe.h", "
            "include/kiln/gen/pointwise/footprint_probe.h", "src/ops/footprint_probe.cpp", "src/cpu/footprint_probe.cpp",
            "src/cuda/pointwise_entries.cpp", "src/cuda/cuda_elementwise.h",
            "src/registry/pointwise_unary.cpp", "tests/op_tests/pointwise_unary.cpp",
-           "tests/cuda_op_tests/pointwise_unary.cpp", "sources.cmake", "op_samples.json", "coverage_declared.json"}
+           "tests/cuda_op_tests/pointwise_unary.cpp", "sources.cmake", "op_samples.json",
+           "op_samples/footprint_probe.json", "coverage_declared.json"}
 
 
 def snapshot(out):

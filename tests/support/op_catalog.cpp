@@ -1,6 +1,8 @@
 #include "op_catalog.h"
 #include <algorithm>
 #include <fstream>
+#include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 #include "kiln/random.h"
@@ -22,41 +24,41 @@ bool OpInfo::has_variant(const std::string& v) const {
 }
 
 namespace {
-std::unordered_map<std::string, OpInfo> load_catalog() {
-  std::string path = std::string(KILN_GENERATED_DIR) + "/op_samples.json";
+// generated/op_samples/<name>.json: one op's entry of op_samples.json. A test process reads only
+// the ops it tests (parsing the whole registry's samples cost each process most of its time).
+OpInfo load_op(const std::string& name) {
+  std::string path = std::string(KILN_GENERATED_DIR) + "/op_samples/" + name + ".json";
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path + " (written by codegen during the build)");
-  json doc = json::parse(in);
-  std::unordered_map<std::string, OpInfo> ops;
-  for (const json& o : doc.at("ops")) {
-    OpInfo info;
-    info.name = o.at("name").get<std::string>();
-    info.signature = o.value("signature", "");
-    info.dtypes = o.value("dtypes", std::vector<std::string>{});
-    info.differentiable_inputs = o.value("differentiable_inputs", std::vector<std::string>{});
-    info.jvp = o.value("jvp", std::string("none"));
-    info.gradgrad = o.value("gradgrad", true);
-    info.variants = o.value("variants", std::vector<std::string>{});
-    info.factory = o.value("factory", false);
-    info.random = o.value("random", false);
-    info.compare_values = o.value("compare", std::string("values")) == "values";
-    info.reads_storage = o.value("reads_storage", false);
-    info.differentiable_outputs = o.value("differentiable_outputs", std::vector<bool>{});
-    info.writes = o.value("writes", std::vector<std::string>{});
-    for (const json& a : o.at("args")) {
-      ArgInfo arg;
-      arg.name = a.at("name").get<std::string>();
-      arg.type = a.at("type").get<std::string>();
-      arg.kwarg_only = a.value("kwarg_only", false);
-      arg.mutable_ = a.value("mutable", false);
-      arg.has_default = a.value("has_default", false);
-      arg.default_value = a.value("default", json());
-      info.args.push_back(std::move(arg));
-    }
-    info.samples = o.value("samples", json::array());
-    ops.emplace(info.name, std::move(info));
+  if (!in) throw std::runtime_error("op '" + name + "' is not in generated/op_samples/ (" + path + ")");
+  std::stringstream text;
+  text << in.rdbuf();
+  const json o = json::parse(text.str());
+  OpInfo info;
+  info.name = o.at("name").get<std::string>();
+  info.signature = o.value("signature", "");
+  info.dtypes = o.value("dtypes", std::vector<std::string>{});
+  info.differentiable_inputs = o.value("differentiable_inputs", std::vector<std::string>{});
+  info.jvp = o.value("jvp", std::string("none"));
+  info.gradgrad = o.value("gradgrad", true);
+  info.variants = o.value("variants", std::vector<std::string>{});
+  info.factory = o.value("factory", false);
+  info.random = o.value("random", false);
+  info.compare_values = o.value("compare", std::string("values")) == "values";
+  info.reads_storage = o.value("reads_storage", false);
+  info.differentiable_outputs = o.value("differentiable_outputs", std::vector<bool>{});
+  info.writes = o.value("writes", std::vector<std::string>{});
+  for (const json& a : o.at("args")) {
+    ArgInfo arg;
+    arg.name = a.at("name").get<std::string>();
+    arg.type = a.at("type").get<std::string>();
+    arg.kwarg_only = a.value("kwarg_only", false);
+    arg.mutable_ = a.value("mutable", false);
+    arg.has_default = a.value("has_default", false);
+    arg.default_value = a.value("default", json());
+    info.args.push_back(std::move(arg));
   }
-  return ops;
+  info.samples = o.value("samples", json::array());
+  return info;
 }
 
 bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
@@ -64,9 +66,12 @@ bool optional_type(const std::string& t) { return !t.empty() && t.back() == '?';
 }  // namespace
 
 const OpInfo& op_info(const std::string& name) {
-  static const std::unordered_map<std::string, OpInfo> catalog = load_catalog();
+  // loaded on first use; entries never move (node-based map), so references stay valid
+  static std::mutex mutex;
+  static std::unordered_map<std::string, OpInfo> catalog;
+  std::lock_guard<std::mutex> lock(mutex);
   auto it = catalog.find(name);
-  if (it == catalog.end()) throw std::runtime_error("op '" + name + "' is not in generated/op_samples.json");
+  if (it == catalog.end()) it = catalog.emplace(name, load_op(name)).first;
   return it->second;
 }
 
@@ -132,7 +137,8 @@ Value call_op(const OpInfo& op, const std::map<std::string, Value>& named, Varia
       continue;
     }
     if (i >= last) {
-      if (!a.has_default) throw std::runtime_error("sample of " + op.name + " lacks required argument '" + a.name + "'");
+      if (!a.has_default)
+        throw std::runtime_error("sample of " + op.name + " lacks required argument '" + a.name + "'");
       continue;
     }
     if (it != named.end()) args.push_back(it->second);
@@ -146,23 +152,29 @@ Value call_op(const OpInfo& op, const std::map<std::string, Value>& named, Varia
     return Value::tuple(std::move(written));
   }
   switch (variant) {
-    case Variant::Out: return call_out(op.name, out, args, kwargs);
-    case Variant::Inplace: return call_inplace(op.name, args, kwargs);
-    default: return call(op.name, args, kwargs);
+    case Variant::Out:
+      return call_out(op.name, out, args, kwargs);
+    case Variant::Inplace:
+      return call_inplace(op.name, args, kwargs);
+    default:
+      return call(op.name, args, kwargs);
   }
 }
 
 std::vector<Tensor> flatten_result(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::Tensor: return {v.to_tensor()};
-    case Value::Kind::TensorList: return v.to_tensor_list();
+    case Value::Kind::Tensor:
+      return {v.to_tensor()};
+    case Value::Kind::TensorList:
+      return v.to_tensor_list();
     case Value::Kind::Tuple: {
       std::vector<Tensor> out;
       for (const Value& item : v.to_tuple())
         for (Tensor& t : flatten_result(item)) out.push_back(std::move(t));
       return out;
     }
-    default: throw std::runtime_error(std::string("expected a tensor result, got ") + v.kind_name());
+    default:
+      throw std::runtime_error(std::string("expected a tensor result, got ") + v.kind_name());
   }
 }
 

@@ -1,7 +1,7 @@
 #ifndef KILN_TESTS_SUPPORT_OP_CATALOG_H_
 #define KILN_TESTS_SUPPORT_OP_CATALOG_H_
-// generated/op_samples.json as the test driver sees it: each op's schema arguments and samples,
-// and the one place that turns named argument values into a kiln::call.
+// generated/op_samples/<op>.json (op_samples.json split per op) as the test driver sees it: each op's schema arguments
+// and samples, and the one place that turns named argument values into a kiln::call.
 #include <map>
 #include <string>
 #include <vector>
@@ -26,11 +26,11 @@ struct OpInfo {
   std::string name, signature;
   std::vector<std::string> dtypes, differentiable_inputs;
   bool gradgrad = true;
-  std::string jvp = "none";          // how forward-mode AD passes the op (codegen views.jvp_mode)
-  bool factory = false;              // takes dtype/layout/device/requires_grad keywords
-  bool random = false;               // draws from the generator: every call is reseeded
-  bool compare_values = true;        // false: sizes, dtype and device only (empty, random ops)
-  bool reads_storage = false;        // as_strided: other layouts of an input give other values
+  std::string jvp = "none";    // how forward-mode AD passes the op (codegen views.jvp_mode)
+  bool factory = false;        // takes dtype/layout/device/requires_grad keywords
+  bool random = false;         // draws from the generator: every call is reseeded
+  bool compare_values = true;  // false: sizes, dtype and device only (empty, random ops)
+  bool reads_storage = false;  // as_strided: other layouts of an input give other values
   // per output, false where the op gives it no gradient (output_differentiability); empty: all
   std::vector<bool> differentiable_outputs;
   std::vector<std::string> variants;  // "function", "method", "inplace", "out"
