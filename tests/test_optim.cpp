@@ -330,3 +330,13 @@ TEST_CASE("optim: fused ops refuse mismatched lists, naming the op and argument"
     CHECK(std::string(e.what()).find("max_exp_avg_sqs") != std::string::npos);
   }
 }
+
+TEST_CASE("optim: a refused step changes nothing, the step count included") {
+  Tensor w = param(kFloat32);
+  optim::Adam opt({w}, {0.1});
+  w.mutable_grad() = from_vector<double>(kG, {2, 3});  // a float64 gradient for a float32 parameter
+  const std::vector<double> before = w.to_vector<double>();
+  CHECK_THROWS_AS(opt.step(), DTypeError);
+  CHECK(opt.state()[0].step.item<double>() == 0);
+  check_exact(w, before);
+}

@@ -39,8 +39,13 @@ void Adam::step() {
   }
   if (params.empty()) return;
   auto fused = decoupled_ ? &_fused_adamw_ : &_fused_adam_;
-  fused(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, o.lr, o.beta1, o.beta2, o.weight_decay, o.eps,
-        o.amsgrad, o.maximize, Tensor(), Tensor());
+  try {
+    fused(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, o.lr, o.beta1, o.beta2, o.weight_decay, o.eps,
+          o.amsgrad, o.maximize, Tensor(), Tensor());
+  } catch (...) {
+    for (Tensor& s : steps) s.sub_(1);  // the op refused before writing: take the counts back too
+    throw;
+  }
 }
 
 }  // namespace kiln::optim
