@@ -334,6 +334,9 @@ TEST_CASE("pixel_shuffle and pixel_unshuffle: PyTorch's order, each the other's 
             }),
             "pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=5 is not "
             "divisible by 2"));
+  // a factor whose square overflows int64 (the fuzzer's find: it divided by zero)
+  CHECK(has(error_text<ShapeError>([&] { pixel_shuffle(zeros({1, 4, 5, 5}), int64_t(1) << 32); }), "too large"));
+  CHECK(has(error_text<ShapeError>([&] { pixel_unshuffle(zeros({1, 4, 0, 0}), int64_t(1) << 32); }), "overflows"));
 }
 
 TEST_CASE("max_unpool2d: values back at their indices, zeros elsewhere, invalid indices raise") {
