@@ -271,7 +271,10 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> fused_gru_cell_backward(const
              ShapeError, op, "workspace", "expected workspace of size [", grad_hy.size(0), ", ", 5 * grad_hy.size(1),
              "], got ", shape_str(workspace.sizes()));
   auto [grad_in, grad_hidden, grad_hx] = kiln::_thnn_fused_gru_cell_backward_impl(grad_hy, workspace);
-  if (!has_bias) return {grad_in, grad_hidden, grad_hx, Tensor(), Tensor()};
+  if (!has_bias) {  // empty bias gradients where PyTorch returns None, as _thnn_fused_lstm_cell_backward_impl
+    const TensorOptions options(grad_in.dtype(), grad_in.device());
+    return {grad_in, grad_hidden, grad_hx, kiln::empty({0}, options), kiln::empty({0}, options)};
+  }
   return {grad_in, grad_hidden, grad_hx, kiln::sum(grad_in, IntArrayRef{0}), kiln::sum(grad_hidden, IntArrayRef{0})};
 }
 
