@@ -92,9 +92,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_padding_idx(
   int64_t pad = padding_idx.value_or(-1);
   if (padding_idx) {
     KILN_CHECK(pad >= -rows && pad < rows, IndexError, kOp, "padding_idx",
-               "padding_idx must be within the number of "
-               "embeddings (",
-               rows, "), got ", pad);
+               "padding_idx must be within the number of embeddings (", rows, "), got ", pad);
     if (pad < 0) pad += rows;
   }
   const TensorOptions index_options(kInt64, weight.device()), value_options(weight.dtype(), weight.device());
