@@ -15,9 +15,7 @@ namespace kiln::cpu {
 namespace {
 
 using foreach_dense::DenseGroup;
-
-template <typename T>
-using math_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+using namespace fused_optim;  // math_t, the DenseGroup slots
 
 float read_scalar(const TensorBase& t) { return *static_cast<const float*>(t.data_ptr()); }
 
@@ -32,9 +30,6 @@ GradScale grad_scale_of(const TensorBase& grad_scale) {
 }
 
 bool skipped(const TensorBase& found_inf) { return found_inf.defined() && read_scalar(found_inf) == 1.0f; }
-
-// Slots of a DenseGroup: param, grad, then the op's state.
-enum Slot { kParam, kGrad, kState0, kState1, kState2 };
 
 // Calls fn with the flag as a compile-time constant.
 template <typename Fn>

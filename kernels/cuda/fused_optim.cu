@@ -22,17 +22,12 @@ namespace kiln::cuda {
 namespace {
 
 using foreach_dense::DenseGroup;
+using namespace fused_optim;  // math_t, the DenseGroup slots
 
 constexpr int kMaxTensors = 24;
 constexpr int kMaxBlocks = 320;
 constexpr int64_t kChunk = 65536;
 constexpr int kThreads = 512;
-
-template <typename T>
-using math_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-// Slots of a DenseGroup: param, grad, then the op's state (as the CPU kernels).
-enum Slot { kParam, kGrad, kState0, kState1, kState2 };
 
 template <int Lists>
 struct Table {

@@ -4,9 +4,18 @@
 // CUDA kernels so both backends take the same steps. M is the math type (float; double for
 // float64 parameters): each element is loaded, updated in M and rounded once when stored.
 #include <cmath>
+#include <type_traits>
 #include "kiln/macros.h"
 
 namespace kiln::fused_optim {
+
+// The math type of a parameter dtype T: double for double, float for the rest.
+template <typename T>
+using math_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// The tensors of one parameter in a kernel's DenseGroup (kiln/common/foreach_dense.h): param,
+// grad, then the op's state in schema order.
+enum Slot { kParam, kGrad, kState0, kState1, kState2 };
 
 // How the weight decay enters an Adam step: not at all, added to the gradient (Adam's L2), or
 // scaling the parameter (AdamW's decoupled decay).
