@@ -201,6 +201,26 @@ std::vector<Case> cases() {
                  m->opt = std::make_unique<kiln::optim::SGD>(m->params, kiln::optim::SGDOptions{0.01});
                  return std::function<void()>([m] { m->step(); });
                }});
+  // Last, as the mode stays on for what follows: cuDNN's algorithms timed once per shape
+  // (PyTorch's side sets torch.backends.cudnn.benchmark for the same cases).
+  for (kiln::DType dt : {kiln::kFloat32, kiln::kBFloat16}) {
+    const std::string suffix = dt == kiln::kFloat32 ? " float32" : " bfloat16";
+    const double flops = 2.0 * 16 * 64 * 56 * 56 * 64 * 9;
+    c.push_back({"conv2d [16,64,56,56] x [64,64,3,3]" + suffix + " fwd, cudnn.benchmark", 0, flops, [dt] {
+                   kiln::cuda::set_cudnn_benchmark(true);
+                   kiln::Tensor x = randn({16, 64, 56, 56}, dt), w = randn({64, 64, 3, 3}, dt), b = randn({64}, dt);
+                   return std::function<void()>([x, w, b] { kiln::Tensor r = kiln::conv2d(x, w, b, {1}, {1}); });
+                 }});
+    c.push_back({"conv2d [16,64,56,56] x [64,64,3,3]" + suffix + " fwd+bwd, cudnn.benchmark", 0, 3 * flops, [dt] {
+                   kiln::cuda::set_cudnn_benchmark(true);
+                   kiln::Tensor x = randn({16, 64, 56, 56}, dt).requires_grad_(),
+                                w = randn({64, 64, 3, 3}, dt).requires_grad_(), b = randn({64}, dt).requires_grad_(),
+                                g = randn({16, 64, 56, 56}, dt);
+                   return std::function<void()>([x, w, b, g] {
+                     kiln::TensorList r = kiln::autograd::grad({kiln::conv2d(x, w, b, {1}, {1})}, {x, w, b}, {g});
+                   });
+                 }});
+  }
   return c;
 }
 

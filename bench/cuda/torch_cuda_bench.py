@@ -123,6 +123,13 @@ def conv2d(dtype, backward):
     return prepare
 
 
+def benchmarked(prepare):
+    def prepare_benchmarked():
+        torch.backends.cudnn.benchmark = True
+        return prepare()
+    return prepare_benchmarked
+
+
 CONV_FLOPS = 2.0 * 16 * 64 * 56 * 56 * 64 * 9
 ATTN_FLOPS = 2.0 * 2 * 8 * 1024 * 1024 * 64 / 2
 
@@ -175,6 +182,15 @@ def cases():
         ("max_pool2d 3x3/2 [32,64,112,112]", 1.25 * 32 * 64 * 112 * 112 * F32, 0,
          single([32, 64, 112, 112], lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1))),
         ("MLP training step 784-256-256-10, batch 128", 0, 0, mlp),
+        # last, as the mode stays on: cuDNN's algorithms timed once per shape
+        ("conv2d [16,64,56,56] x [64,64,3,3] float32 fwd, cudnn.benchmark", 0, CONV_FLOPS,
+         benchmarked(conv2d(torch.float32, False))),
+        ("conv2d [16,64,56,56] x [64,64,3,3] float32 fwd+bwd, cudnn.benchmark", 0, 3 * CONV_FLOPS,
+         benchmarked(conv2d(torch.float32, True))),
+        ("conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd, cudnn.benchmark", 0, CONV_FLOPS,
+         benchmarked(conv2d(torch.bfloat16, False))),
+        ("conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd+bwd, cudnn.benchmark", 0, 3 * CONV_FLOPS,
+         benchmarked(conv2d(torch.bfloat16, True))),
     ]
 
 

@@ -1,13 +1,17 @@
-// Fused scaled dot-product attention on CUDA (kiln/meta/attention.h): the CPU kernel's online
-// softmax with one thread per query row (its E-wide query and Ev-wide accumulator in registers,
-// keys and values streamed through shared memory in tiles shared by the block's rows), so
-// memory stays O(L * E). The backward recomputes probabilities from the saved logsumexp: one
-// thread per key row sums dK and dV over the queries, one thread per query row sums dQ over the
-// keys; each sum runs in a fixed order (no atomics), so results repeat bit for bit. 16-bit inputs
-// accumulate in float32. A plain CUDA-core kernel, not yet FlashAttention's tensor-core tiling:
-// head dims up to 256.
+// Fused scaled dot-product attention on CUDA (kiln/meta/attention.h), by chunks of query rows
+// over cuBLAS: for each chunk, the scores Q_c K^T (one strided-batched product over the batch),
+// then one block per row masks them, takes the row's logsumexp and turns them into
+// probabilities in place, then O_c = P_c V. Only a chunk's scores exist at a time (kScoreBytes,
+// or one row per batch entry where a single row is larger), so memory stays O(L * E) plus that
+// bound; a causal chunk stops at its last row's key. The backward recomputes each chunk's
+// probabilities from the saved logsumexp and adds the chunk's share of dK and dV with products
+// in chunk order (no atomics: results repeat bit for bit). float32 products stay off TF32 unless
+// kiln::cuda::set_allow_tf32(true), as for matmul. A query row whose keys are all masked gives
+// NaN, its logsumexp -inf, as on the CPU.
 #include <cuda_runtime.h>
+#include <algorithm>
 #include <limits>
+#include "gemm_into.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
 #include "kiln/gen/kernels/cuda/_scaled_dot_product_attention_fused.h"
@@ -17,77 +21,87 @@
 namespace kiln::cuda {
 namespace {
 
-constexpr int kRows = 64;     // query (or key) rows per block, one per thread
-constexpr int kMaxDim = 256;  // largest head dim (E and Ev)
-// key rows per shared-memory tile: 32 KiB of keys and values at the largest head dim
-template <typename C>
-constexpr int kTile = sizeof(C) == 8 ? 8 : 16;
-
-__device__ inline int64_t lmin(int64_t a, int64_t b) { return a < b ? a : b; }
+constexpr int kThreads = 256;                        // per row of scores
+constexpr int64_t kScoreBytes = int64_t(8) << 20;  // a chunk's scores (the backward keeps two)
 
 template <typename C>
 __device__ C neg_inf() {
   return -std::numeric_limits<C>::infinity();
 }
 
-// The masked score of (i, j); `mask` points at batch entry b's mask (null: none).
-template <typename T, typename C>
-__device__ C masked(C s, int64_t i, int64_t j, bool causal, int mask_kind, const void* mask, int64_t sl, int64_t ss) {
-  if (causal && j > i) return neg_inf<C>();
-  if (mask_kind == 1) return static_cast<const bool*>(mask)[i * sl + j * ss] ? s : neg_inf<C>();
-  if (mask_kind == 2) return s + C(static_cast<const T*>(mask)[i * sl + j * ss]);
-  return s;
-}
-
 struct Args {
-  int64_t L, S, E, Ev, sl, ss;
-  double scale;
+  int64_t L, S, sl, ss;
   bool causal;
   int mask_kind;  // 0 none, 1 bool, 2 additive
 };
 
+// The masked score of (i, j); `mask` points at batch entry b's mask (null: none).
 template <typename T, typename C>
-__global__ void attention_forward(Args a, const T* q, const T* k, const T* v, const void* mask,
-                                  const int64_t* mask_offsets, T* out, C* lse) {
-  const int64_t b = blockIdx.y, i = int64_t(blockIdx.x) * kRows + threadIdx.x;
-  const bool row = i < a.L;
-  __shared__ C ks[kTile<C>][kMaxDim];
-  __shared__ C vs[kTile<C>][kMaxDim];
-  C qi[kMaxDim], acc[kMaxDim];
-  const T* qb = q + b * a.L * a.E;
-  for (int64_t e = 0; e < a.E; ++e) qi[e] = row ? C(qb[i * a.E + e]) : C(0);
-  for (int64_t e = 0; e < a.Ev; ++e) acc[e] = C(0);
+__device__ C masked(C s, int64_t i, int64_t j, const Args& a, const void* mask) {
+  if (a.causal && j > i) return neg_inf<C>();
+  if (a.mask_kind == 1) return static_cast<const bool*>(mask)[i * a.sl + j * a.ss] ? s : neg_inf<C>();
+  if (a.mask_kind == 2) return s + C(static_cast<const T*>(mask)[i * a.sl + j * a.ss]);
+  return s;
+}
+
+// The block's reduction of each thread's v (max or sum); every thread gets the result.
+template <typename C, bool kMax>
+__device__ C block_reduce(C v, C* shared) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const C w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = kMax ? max(v, w) : v + w;
+  }
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();  // `shared` may still be read from a previous reduction
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  v = shared[0];
+  for (int w = 1; w < kThreads / 32; ++w) v = kMax ? max(v, shared[w]) : v + shared[w];
+  return v;
+}
+
+// One block per row r of a chunk's scores [B, rows, cols] (query q0 + r % rows of batch entry
+// r / rows; already scaled): masks them and writes exp(s - logsumexp) in place. The forward
+// (kForward) computes each row's logsumexp and stores it; the backward reads the saved one.
+template <typename T, typename C, bool kForward>
+__global__ void probabilities(Args a, int64_t q0, int64_t rows, int64_t cols, C* scores, const void* mask,
+                              const int64_t* mask_offsets, C* lse) {
+  __shared__ C shared[kThreads / 32];
+  const int64_t r = blockIdx.x, b = r / rows, i = q0 + r % rows;
+  C* s = scores + r * cols;
   const void* mb = nullptr;
   if (a.mask_kind == 1) mb = static_cast<const bool*>(mask) + mask_offsets[b];
   if (a.mask_kind == 2) mb = static_cast<const T*>(mask) + mask_offsets[b];
-  C m = neg_inf<C>(), l = C(0);
-  const int64_t block_last = lmin(int64_t(blockIdx.x) * kRows + kRows, a.L) - 1;
-  const int64_t key_end = a.causal ? lmin(a.S, block_last + 1) : a.S;
-  for (int64_t j0 = 0; j0 < key_end; j0 += kTile<C>) {
-    const int64_t tile = lmin(int64_t(kTile<C>), key_end - j0);
-    __syncthreads();
-    for (int64_t x = threadIdx.x; x < tile * a.E; x += blockDim.x)
-      ks[x / a.E][x % a.E] = C(k[(b * a.S + j0 + x / a.E) * a.E + x % a.E]);
-    for (int64_t x = threadIdx.x; x < tile * a.Ev; x += blockDim.x)
-      vs[x / a.Ev][x % a.Ev] = C(v[(b * a.S + j0 + x / a.Ev) * a.Ev + x % a.Ev]);
-    __syncthreads();
-    if (!row) continue;
-    for (int64_t t = 0; t < tile; ++t) {
-      C s = 0;
-      for (int64_t e = 0; e < a.E; ++e) s += qi[e] * ks[t][e];
-      s = masked<T, C>(s * C(a.scale), i, j0 + t, a.causal, a.mask_kind, mb, a.sl, a.ss);
-      if (s == neg_inf<C>()) continue;
-      const C m_new = max(m, s);
-      const C correction = exp(m - m_new), p = exp(s - m_new);
-      l = l * correction + p;
-      for (int64_t e = 0; e < a.Ev; ++e) acc[e] = acc[e] * correction + p * vs[t][e];
-      m = m_new;
-    }
+  C m = neg_inf<C>();
+  for (int64_t j = threadIdx.x; j < cols; j += kThreads) {
+    const C x = masked<T, C>(s[j], i, j, a, mb);
+    s[j] = x;
+    m = max(m, x);
   }
-  if (!row) return;
-  const C norm = l > 0 ? C(1) / l : a.S == 0 ? C(0) : std::numeric_limits<C>::quiet_NaN();
-  for (int64_t e = 0; e < a.Ev; ++e) out[(b * a.L + i) * a.Ev + e] = T(acc[e] * norm);
-  lse[b * a.L + i] = l > 0 ? m + log(l) : neg_inf<C>();
+  C row_lse;
+  if constexpr (kForward) {
+    m = block_reduce<C, true>(m, shared);
+    C l = 0;
+    if (m != neg_inf<C>())
+      for (int64_t j = threadIdx.x; j < cols; j += kThreads) l += exp(s[j] - m);
+    l = block_reduce<C, false>(l, shared);
+    row_lse = l > 0 ? m + log(l) : neg_inf<C>();
+    if (threadIdx.x == 0) lse[b * a.L + i] = row_lse;
+  } else {
+    row_lse = lse[b * a.L + i];
+  }
+  // all keys masked: exp(-inf - -inf) is NaN, so the row's output is NaN, as the CPU's
+  for (int64_t j = threadIdx.x; j < cols; j += kThreads) s[j] = exp(s[j] - row_lse);
+}
+
+// dS = P * (dP - delta_i) over a chunk [B, rows, cols], into dp.
+template <typename C>
+__global__ void score_grad(int64_t total, int64_t L, int64_t q0, int64_t rows, int64_t cols, const C* p, C* dp,
+                           const C* delta) {
+  for (int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; x < total; x += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = x / cols, b = r / rows, i = q0 + r % rows;
+    dp[x] = p[x] * (dp[x] - delta[b * L + i]);
+  }
 }
 
 // delta[b, i] = rowsum(dO * O)
@@ -100,69 +114,8 @@ __global__ void attention_delta(int64_t rows, int64_t Ev, const T* dout, const T
   delta[r] = d;
 }
 
-// One thread per key row j: dV_j = sum_i P_ij dO_i, dK_j = scale sum_i dS_ij q_i.
-template <typename T, typename C>
-__global__ void attention_backward_kv(Args a, const T* q, const T* k, const T* v, const void* mask,
-                                      const int64_t* mask_offsets, const T* dout, const C* lse, const C* delta, T* dk,
-                                      T* dv) {
-  const int64_t b = blockIdx.y, j = int64_t(blockIdx.x) * kRows + threadIdx.x;
-  const bool row = j < a.S;
-  C kj[kMaxDim], vj[kMaxDim], dkj[kMaxDim], dvj[kMaxDim];
-  for (int64_t e = 0; e < a.E; ++e) kj[e] = row ? C(k[(b * a.S + j) * a.E + e]) : C(0), dkj[e] = 0;
-  for (int64_t e = 0; e < a.Ev; ++e) vj[e] = row ? C(v[(b * a.S + j) * a.Ev + e]) : C(0), dvj[e] = 0;
-  const void* mb = nullptr;
-  if (a.mask_kind == 1) mb = static_cast<const bool*>(mask) + mask_offsets[b];
-  if (a.mask_kind == 2) mb = static_cast<const T*>(mask) + mask_offsets[b];
-  if (!row) return;
-  for (int64_t i = a.causal ? j : 0; i < a.L; ++i) {
-    const T* qi = q + (b * a.L + i) * a.E;
-    const T* doi = dout + (b * a.L + i) * a.Ev;
-    C s = 0;
-    for (int64_t e = 0; e < a.E; ++e) s += C(qi[e]) * kj[e];
-    s = masked<T, C>(s * C(a.scale), i, j, a.causal, a.mask_kind, mb, a.sl, a.ss);
-    const C p = exp(s - lse[b * a.L + i]);
-    C dp = 0;
-    for (int64_t e = 0; e < a.Ev; ++e) {
-      dvj[e] += p * C(doi[e]);
-      dp += C(doi[e]) * vj[e];
-    }
-    const C ds = p * (dp - delta[b * a.L + i]) * C(a.scale);
-    for (int64_t e = 0; e < a.E; ++e) dkj[e] += ds * C(qi[e]);
-  }
-  for (int64_t e = 0; e < a.E; ++e) dk[(b * a.S + j) * a.E + e] = T(dkj[e]);
-  for (int64_t e = 0; e < a.Ev; ++e) dv[(b * a.S + j) * a.Ev + e] = T(dvj[e]);
-}
-
-// One thread per query row i: dQ_i = scale sum_j dS_ij k_j.
-template <typename T, typename C>
-__global__ void attention_backward_q(Args a, const T* q, const T* k, const T* v, const void* mask,
-                                     const int64_t* mask_offsets, const T* dout, const C* lse, const C* delta, T* dq) {
-  const int64_t b = blockIdx.y, i = int64_t(blockIdx.x) * kRows + threadIdx.x;
-  if (i >= a.L) return;
-  C qi[kMaxDim], doi[kMaxDim], dqi[kMaxDim];
-  for (int64_t e = 0; e < a.E; ++e) qi[e] = C(q[(b * a.L + i) * a.E + e]), dqi[e] = 0;
-  for (int64_t e = 0; e < a.Ev; ++e) doi[e] = C(dout[(b * a.L + i) * a.Ev + e]);
-  const void* mb = nullptr;
-  if (a.mask_kind == 1) mb = static_cast<const bool*>(mask) + mask_offsets[b];
-  if (a.mask_kind == 2) mb = static_cast<const T*>(mask) + mask_offsets[b];
-  const C lse_i = lse[b * a.L + i], delta_i = delta[b * a.L + i];
-  const int64_t key_end = a.causal ? lmin(a.S, i + 1) : a.S;
-  for (int64_t j = 0; j < key_end; ++j) {
-    const T* kj = k + (b * a.S + j) * a.E;
-    const T* vj = v + (b * a.S + j) * a.Ev;
-    C s = 0, dp = 0;
-    for (int64_t e = 0; e < a.E; ++e) s += qi[e] * C(kj[e]);
-    s = masked<T, C>(s * C(a.scale), i, j, a.causal, a.mask_kind, mb, a.sl, a.ss);
-    const C p = exp(s - lse_i);
-    for (int64_t e = 0; e < a.Ev; ++e) dp += doi[e] * C(vj[e]);
-    const C ds = p * (dp - delta_i) * C(a.scale);
-    for (int64_t e = 0; e < a.E; ++e) dqi[e] += ds * C(kj[e]);
-  }
-  for (int64_t e = 0; e < a.E; ++e) dq[(b * a.L + i) * a.E + e] = T(dqi[e]);
-}
-
 Args args_of(const meta::AttentionPlan& p, const TensorBase& mask) {
-  Args a{p.L, p.S, p.E, p.Ev, p.mask_stride_l, p.mask_stride_s, p.scale, p.is_causal, 0};
+  Args a{p.L, p.S, p.mask_stride_l, p.mask_stride_s, p.is_causal, 0};
   if (mask.defined()) a.mask_kind = p.mask == meta::AttentionMask::Bool ? 1 : 2;
   return a;
 }
@@ -175,15 +128,28 @@ TensorBase device_offsets(const meta::AttentionPlan& p, Device device, const cha
   return host.to(device);
 }
 
-void check_dims(const meta::AttentionPlan& p, const char* op) {
-  KILN_CHECK(p.E <= kMaxDim && p.Ev <= kMaxDim, NotImplementedError, op, "query", "head dims above ", kMaxDim,
-             " on CUDA (got E=", p.E, ", Ev=", p.Ev, ")");
-  KILN_CHECK(p.B <= 65535, NotImplementedError, op, "query", "more than 65535 batch entries on CUDA (got ", p.B, ")");
-}
-
 template <typename T>
 const T* cptr(const TensorBase& t) {
   return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
+}
+
+unsigned grid_for(int64_t n) { return unsigned(std::min<int64_t>((n + kThreads - 1) / kThreads, int64_t(1) << 20)); }
+
+// [B, rows, cols] matrices of t's storage: element (b, r, c) at offset + b * bs + r * rs + c * cs.
+TensorBase mats(const TensorBase& t, int64_t B, int64_t rows, int64_t cols, int64_t bs, int64_t rs, int64_t cs,
+                int64_t offset = 0) {
+  return t.as_strided_view({B, rows, cols}, {bs, rs, cs}, t.storage_offset() + offset);
+}
+
+// Query rows per chunk: as many as fit kScoreBytes of scores, at least one.
+int64_t chunk_rows(const meta::AttentionPlan& p, size_t element) {
+  const int64_t row_bytes = std::max<int64_t>(1, p.B * p.S * int64_t(element));
+  return std::clamp<int64_t>(kScoreBytes / row_bytes, 1, std::max<int64_t>(p.L, 1));
+}
+
+// Keys a chunk of query rows [q0, q0 + rows) can see: a causal chunk stops at its last row.
+int64_t chunk_keys(const meta::AttentionPlan& p, int64_t q0, int64_t rows) {
+  return p.is_causal ? std::min(p.S, q0 + rows) : p.S;
 }
 
 }  // namespace
@@ -193,23 +159,36 @@ void _scaled_dot_product_attention_fused(const meta::AttentionPlan& plan, const 
                                          const TensorBase& value, const TensorBase& attn_mask) {
   const char* op = "_scaled_dot_product_attention_fused";
   if (plan.B == 0 || plan.L == 0) return;
-  check_dims(plan, op);
   const int dev = query.device().index;
   detail::check_device(dev, op);
   DeviceGuard guard(dev);
+  if (plan.S == 0) {  // no keys: an empty sum, as the CPU's
+    output.zero_();
+    logsumexp.fill_(-std::numeric_limits<double>::infinity());
+    return;
+  }
   const TensorBase q = query.contiguous(), k = key.contiguous(), v = value.contiguous();
   const TensorBase offsets = device_offsets(plan, query.device(), op);
   cudaStream_t stream = detail::current_cuda_stream(dev);
+  const int64_t B = plan.B, L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
+  const Args a = args_of(plan, attn_mask);
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (is_floating(dtype_of<T>)) {
-      using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
-      const dim3 grid(unsigned((plan.L + kRows - 1) / kRows), unsigned(plan.B));
-      attention_forward<T, C><<<grid, kRows, 0, stream>>>(args_of(plan, attn_mask), cptr<T>(q), cptr<T>(k), cptr<T>(v),
-                                                          attn_mask.defined() ? attn_mask.data_ptr() : nullptr,
-                                                          cptr<int64_t>(offsets), static_cast<T*>(output.data_ptr()),
-                                                          static_cast<C*>(logsumexp.data_ptr()));
-      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      const int64_t chunk = chunk_rows(plan, sizeof(T));
+      TensorBase scores = kiln::detail::empty_dense({B * chunk * S}, plan.dtype, query.device(), op);
+      for (int64_t q0 = 0; q0 < L; q0 += chunk) {
+        const int64_t rows = std::min(chunk, L - q0), cols = chunk_keys(plan, q0, rows);
+        const TensorBase sc = mats(scores, B, rows, cols, rows * cols, cols, 1);
+        gemm_into(sc, mats(q, B, rows, E, L * E, E, 1, q0 * E), mats(k, B, E, cols, S * E, 1, E), Scalar(plan.scale),
+                  Scalar(0), op);
+        probabilities<T, T, true><<<unsigned(B * rows), kThreads, 0, stream>>>(
+            a, q0, rows, cols, static_cast<T*>(scores.data_ptr()), attn_mask.defined() ? attn_mask.data_ptr() : nullptr,
+            cptr<int64_t>(offsets), static_cast<T*>(logsumexp.data_ptr()));
+        KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+        gemm_into(mats(output, B, rows, Ev, L * Ev, Ev, 1, q0 * Ev), sc, mats(v, B, cols, Ev, S * Ev, Ev, 1), Scalar(1),
+                  Scalar(0), op);
+      }
     }
   });
 }
@@ -222,42 +201,63 @@ void _scaled_dot_product_attention_fused_backward(const meta::AttentionPlan& pla
                                                   const TensorBase& logsumexp) {
   const char* op = "_scaled_dot_product_attention_fused_backward";
   if (plan.B == 0) return;
-  check_dims(plan, op);
   const int dev = query.device().index;
   detail::check_device(dev, op);
   DeviceGuard guard(dev);
+  // dK and dV gather every chunk's share; keys no query sees keep 0
+  if (grad_key.numel() > 0) grad_key.zero_();
+  if (grad_value.numel() > 0) grad_value.zero_();
+  if (plan.L == 0) return;
+  if (plan.S == 0) {
+    grad_query.zero_();
+    return;
+  }
   const TensorBase q = query.contiguous(), k = key.contiguous(), v = value.contiguous(), o = output.contiguous(),
                    dout = grad_out.contiguous();
   const TensorBase offsets = device_offsets(plan, query.device(), op);
   cudaStream_t stream = detail::current_cuda_stream(dev);
+  const int64_t B = plan.B, L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
+  const Args a = args_of(plan, attn_mask);
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (is_floating(dtype_of<T>)) {
-      using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       TensorBase lse = logsumexp.contiguous();
-      if (lse.dtype() != dtype_of<C>) {  // a float32 logsumexp of float64 inputs
-        lse = kiln::detail::empty_dense(logsumexp.sizes(), dtype_of<C>, logsumexp.device(), op);
+      if (lse.dtype() != plan.dtype) {  // a float32 logsumexp of float64 inputs
+        lse = kiln::detail::empty_dense(logsumexp.sizes(), plan.dtype, logsumexp.device(), op);
         lse.copy_(logsumexp);
       }
-      TensorBase delta = kiln::detail::empty_dense({plan.B * plan.L}, dtype_of<C>, query.device(), op);
-      const Args a = args_of(plan, attn_mask);
-      const void* mask = attn_mask.defined() ? attn_mask.data_ptr() : nullptr;
-      if (plan.L > 0) {
-        attention_delta<T, C><<<unsigned((plan.B * plan.L + 255) / 256), 256, 0, stream>>>(
-            plan.B * plan.L, plan.Ev, cptr<T>(dout), cptr<T>(o), static_cast<C*>(delta.data_ptr()));
+      TensorBase delta = kiln::detail::empty_dense({B * L}, plan.dtype, query.device(), op);
+      attention_delta<T, T><<<grid_for(B * L), kThreads, 0, stream>>>(B * L, Ev, cptr<T>(dout), cptr<T>(o),
+                                                                      static_cast<T*>(delta.data_ptr()));
+      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+      const int64_t chunk = chunk_rows(plan, sizeof(T));
+      TensorBase probs = kiln::detail::empty_dense({B * chunk * S}, plan.dtype, query.device(), op);
+      TensorBase dprobs = kiln::detail::empty_dense({B * chunk * S}, plan.dtype, query.device(), op);
+      for (int64_t q0 = 0; q0 < L; q0 += chunk) {
+        const int64_t rows = std::min(chunk, L - q0), cols = chunk_keys(plan, q0, rows);
+        const TensorBase p = mats(probs, B, rows, cols, rows * cols, cols, 1);
+        const TensorBase pt = mats(probs, B, cols, rows, rows * cols, 1, cols);
+        const TensorBase ds = mats(dprobs, B, rows, cols, rows * cols, cols, 1);
+        const TensorBase dst = mats(dprobs, B, cols, rows, rows * cols, 1, cols);
+        const TensorBase qc = mats(q, B, rows, E, L * E, E, 1, q0 * E);
+        const TensorBase doc = mats(dout, B, rows, Ev, L * Ev, Ev, 1, q0 * Ev);
+        // P = exp(scale * Q_c K^T (masked) - logsumexp)
+        gemm_into(p, qc, mats(k, B, E, cols, S * E, 1, E), Scalar(plan.scale), Scalar(0), op);
+        probabilities<T, T, false><<<unsigned(B * rows), kThreads, 0, stream>>>(
+            a, q0, rows, cols, static_cast<T*>(probs.data_ptr()), attn_mask.defined() ? attn_mask.data_ptr() : nullptr,
+            cptr<int64_t>(offsets), static_cast<T*>(lse.data_ptr()));
         KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-        attention_backward_q<T, C>
-            <<<dim3(unsigned((plan.L + kRows - 1) / kRows), unsigned(plan.B)), kRows, 0, stream>>>(
-                a, cptr<T>(q), cptr<T>(k), cptr<T>(v), mask, cptr<int64_t>(offsets), cptr<T>(dout), cptr<C>(lse),
-                cptr<C>(delta), static_cast<T*>(grad_query.data_ptr()));
+        // dV[:cols] += P^T dO_c;  dP = dO_c V^T;  dS = P * (dP - delta)
+        gemm_into(mats(grad_value, B, cols, Ev, S * Ev, Ev, 1), pt, doc, Scalar(1), Scalar(1), op);
+        gemm_into(ds, doc, mats(v, B, Ev, cols, S * Ev, 1, Ev), Scalar(1), Scalar(0), op);
+        const int64_t total = B * rows * cols;
+        score_grad<T><<<grid_for(total), kThreads, 0, stream>>>(total, L, q0, rows, cols, cptr<T>(probs),
+                                                                static_cast<T*>(dprobs.data_ptr()), cptr<T>(delta));
         KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-      }
-      if (plan.S > 0) {
-        attention_backward_kv<T, C>
-            <<<dim3(unsigned((plan.S + kRows - 1) / kRows), unsigned(plan.B)), kRows, 0, stream>>>(
-                a, cptr<T>(q), cptr<T>(k), cptr<T>(v), mask, cptr<int64_t>(offsets), cptr<T>(dout), cptr<C>(lse),
-                cptr<C>(delta), static_cast<T*>(grad_key.data_ptr()), static_cast<T*>(grad_value.data_ptr()));
-        KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+        // dQ_c = scale * dS K[:cols];  dK[:cols] += scale * dS^T Q_c
+        gemm_into(mats(grad_query, B, rows, E, L * E, E, 1, q0 * E), ds, mats(k, B, cols, E, S * E, E, 1),
+                  Scalar(plan.scale), Scalar(0), op);
+        gemm_into(mats(grad_key, B, cols, E, S * E, E, 1), dst, qc, Scalar(plan.scale), Scalar(1), op);
       }
     }
   });

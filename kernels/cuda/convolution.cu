@@ -1,4 +1,5 @@
-// Convolution on CUDA as im2col + cuBLAS products, the CPU kernel's picture
+// Convolution on CUDA: through cuDNN where it is built in, loads and is enabled
+// (convolution_cudnn.cpp), else as im2col + cuBLAS products, the CPU kernel's picture
 // (kiln/meta/convolution.h): im2col of a chunk of samples (a thread per matrix element;
 // skipped for 1x1 kernels with stride 1 and no padding), then strided-batched products over the
 // samples of each group, or over the groups of each sample when there are more groups. A
@@ -11,6 +12,7 @@
 #include <cuda_runtime.h>
 #include <algorithm>
 #include "gemm_into.h"
+#include "convolution_cudnn.h"
 #include "kiln/common/conv_shape.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
@@ -219,11 +221,31 @@ meta::ConvPlan in_float32(meta::ConvPlan p) {
   return p;
 }
 
+template <typename T>
+void add_bias(const TensorBase& out, const TensorBase& bias, cudaStream_t stream) {
+  const int64_t total = out.numel(), channels = out.size(1), inner = total / (out.size(0) * channels);
+  add_bias_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(static_cast<T*>(out.data_ptr()),
+                                                                  static_cast<const T*>(bias.data_ptr()), total,
+                                                                  channels, inner);
+  KILN_CUDA_CHECK(cudaGetLastError(), "convolution", "kernel launch");
+}
+
 }  // namespace
 
 void convolution(const meta::ConvPlan& plan, const TensorBase& out, const TensorBase& input, const TensorBase& weight,
                  const TensorBase& bias) {
   if (out.numel() == 0) return;
+  if (detail::cudnn_convolution(plan, out, input, weight)) {
+    if (bias.defined()) {
+      const int dev = out.device().index;
+      DeviceGuard guard(dev);
+      visit_dtype(plan.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (is_floating(dtype_of<T>)) add_bias<T>(out, bias, detail::current_cuda_stream(dev));
+      });
+    }
+    return;
+  }
   if (plan.transposed && is_16bit(plan.dtype)) {
     // 16-bit: the products into the im2col matrix, which col2im then sums, in float32 (one
     // rounding at the end, as the CPU; a 16-bit im2col matrix would round every tap)
@@ -241,12 +263,7 @@ void convolution(const meta::ConvPlan& plan, const TensorBase& out, const Tensor
     if constexpr (is_floating(dtype_of<T>)) {
       if (plan.transposed) forward_image<T>(plan, out, input, weight, stream);
       else forward_small<T>(plan, out, input, weight, stream);
-      if (bias.defined()) {
-        const int64_t total = out.numel(), channels = out.size(1), inner = total / (out.size(0) * channels);
-        add_bias_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
-            static_cast<T*>(out.data_ptr()), static_cast<const T*>(bias.data_ptr()), total, channels, inner);
-        KILN_CUDA_CHECK(cudaGetLastError(), "convolution", "kernel launch");
-      }
+      if (bias.defined()) add_bias<T>(out, bias, stream);
     }
   });
 }
@@ -254,6 +271,7 @@ void convolution(const meta::ConvPlan& plan, const TensorBase& out, const Tensor
 void convolution_backward_weight(const meta::ConvPlan& plan, const TensorBase& grad_weight,
                                  const TensorBase& grad_output, const TensorBase& input) {
   if (grad_weight.numel() == 0) return;
+  if (detail::cudnn_convolution_backward_weight(plan, grad_weight, grad_output, input)) return;
   if (is_16bit(plan.dtype)) {  // the sum over samples in float32, rounded once
     TensorBase wide = kiln::detail::empty_dense(grad_weight.sizes(), DType::Float32, grad_weight.device(),
                                                 "convolution_backward_weight");

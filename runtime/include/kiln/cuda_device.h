@@ -116,6 +116,21 @@ bool is_pinned(const TensorBase& t);
 // Off by default, as in PyTorch since 1.12.
 void set_allow_tf32(bool allow);
 bool allow_tf32();
+// Convolutions through cuDNN (torch.backends.cudnn): used when the build found cudnn.h
+// (KILN_CUDNN=AUTO or ON), libcudnn loads at run time, and it is enabled (the default); else
+// kiln's im2col + cuBLAS kernels, which give the same results up to rounding. float32 uses TF32
+// tensor cores in cuDNN only with set_allow_tf32(true); with use_deterministic_algorithms on,
+// only cuDNN's deterministic algorithms are chosen.
+bool cudnn_is_available();  // built with cuDNN and the library loads
+int cudnn_version();        // cudnnGetVersion(), e.g. 91900; 0 when not available
+void set_cudnn_enabled(bool enabled);
+bool cudnn_enabled();
+// torch.backends.cudnn.benchmark: the first convolution of each shape times cuDNN's algorithms
+// and keeps the fastest (off by default: cuDNN's heuristics choose). Ignored under
+// use_deterministic_algorithms (the timing could pick another algorithm in another run) and
+// while a stream is being captured.
+void set_cudnn_benchmark(bool benchmark);
+bool cudnn_benchmark();
 
 // ---- CUDA graphs ----
 enum class CaptureMode { Global, ThreadLocal, Relaxed };  // cudaStreamCaptureMode*

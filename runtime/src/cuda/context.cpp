@@ -35,6 +35,8 @@ const DeviceCensus& census() {
 }
 
 std::atomic<bool> g_allow_tf32{false};
+std::atomic<bool> g_cudnn_enabled{true};
+std::atomic<bool> g_cudnn_benchmark{false};
 
 }  // namespace
 
@@ -71,6 +73,10 @@ DeviceGuard::~DeviceGuard() {
 
 void set_allow_tf32(bool allow) { g_allow_tf32.store(allow, std::memory_order_relaxed); }
 bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
+void set_cudnn_enabled(bool enabled) { g_cudnn_enabled.store(enabled, std::memory_order_relaxed); }
+bool cudnn_enabled() { return g_cudnn_enabled.load(std::memory_order_relaxed); }
+void set_cudnn_benchmark(bool benchmark) { g_cudnn_benchmark.store(benchmark, std::memory_order_relaxed); }
+bool cudnn_benchmark() { return g_cudnn_benchmark.load(std::memory_order_relaxed); }
 
 namespace detail {
 

@@ -47,6 +47,12 @@ Tensor pin_memory(const Tensor&) { absent("cuda::pin_memory"); }
 bool is_pinned(const TensorBase&) { return false; }
 void set_allow_tf32(bool) { absent("cuda::set_allow_tf32"); }
 bool allow_tf32() { return false; }
+bool cudnn_is_available() { return false; }
+int cudnn_version() { return 0; }
+void set_cudnn_enabled(bool) { absent("cuda::set_cudnn_enabled"); }
+bool cudnn_enabled() { return false; }
+void set_cudnn_benchmark(bool) { absent("cuda::set_cudnn_benchmark"); }
+bool cudnn_benchmark() { return false; }
 
 CaptureStatus capture_status(const Stream&) { absent("cuda::capture_status"); }
 MempoolHandle graph_pool_handle() { absent("cuda::graph_pool_handle"); }

@@ -1,0 +1,56 @@
+#ifndef KILN_KERNELS_CUDA_CUDNN_API_H_
+#define KILN_KERNELS_CUDA_CUDNN_API_H_
+// cuDNN, loaded on first use instead of linked (as cuBLAS, cublas_api.h): its engine libraries
+// are over 1 GB, a build may find the headers but a machine lack the library, and either way
+// convolutions must still run (kernels/cuda/convolution.cu falls back to im2col + cuBLAS).
+// Built only when CMake found cudnn.h (KILN_CUDNN=AUTO or ON defines KILN_WITH_CUDNN). Entry
+// points are typed from the toolkit's headers, so a signature change fails to compile.
+#ifdef KILN_WITH_CUDNN
+#include <cudnn.h>
+
+namespace kiln::cuda::detail {
+
+struct CudnnApi {
+  decltype(&cudnnGetVersion) get_version;
+  decltype(&cudnnGetErrorString) error_string;
+  decltype(&cudnnCreate) create;
+  decltype(&cudnnSetStream) set_stream;
+  decltype(&cudnnCreateTensorDescriptor) create_tensor;
+  decltype(&cudnnSetTensorNdDescriptor) set_tensor;
+  decltype(&cudnnDestroyTensorDescriptor) destroy_tensor;
+  decltype(&cudnnCreateFilterDescriptor) create_filter;
+  decltype(&cudnnSetFilterNdDescriptor) set_filter;
+  decltype(&cudnnDestroyFilterDescriptor) destroy_filter;
+  decltype(&cudnnCreateConvolutionDescriptor) create_conv;
+  decltype(&cudnnSetConvolutionNdDescriptor) set_conv;
+  decltype(&cudnnSetConvolutionGroupCount) set_group_count;
+  decltype(&cudnnSetConvolutionMathType) set_math_type;
+  decltype(&cudnnDestroyConvolutionDescriptor) destroy_conv;
+  decltype(&cudnnGetConvolutionForwardAlgorithm_v7) forward_algorithms;
+  decltype(&cudnnGetConvolutionForwardWorkspaceSize) forward_workspace;
+  decltype(&cudnnConvolutionForward) forward;
+  decltype(&cudnnGetConvolutionBackwardDataAlgorithm_v7) backward_data_algorithms;
+  decltype(&cudnnGetConvolutionBackwardDataWorkspaceSize) backward_data_workspace;
+  decltype(&cudnnConvolutionBackwardData) backward_data;
+  decltype(&cudnnGetConvolutionBackwardFilterAlgorithm_v7) backward_filter_algorithms;
+  decltype(&cudnnGetConvolutionBackwardFilterWorkspaceSize) backward_filter_workspace;
+  decltype(&cudnnConvolutionBackwardFilter) backward_filter;
+  // benchmark mode (kiln::cuda::set_cudnn_benchmark): time the algorithms once per shape
+  decltype(&cudnnFindConvolutionForwardAlgorithmEx) find_forward;
+  decltype(&cudnnFindConvolutionBackwardDataAlgorithmEx) find_backward_data;
+  decltype(&cudnnFindConvolutionBackwardFilterAlgorithmEx) find_backward_filter;
+};
+
+// The loaded API, or nullptr when libcudnn cannot be loaded (or lacks a symbol): callers fall
+// back to kiln's own kernels. Loaded once per process.
+const CudnnApi* cudnn_or_null();
+
+// DeviceError "<op>: cuDNN error <string> in <what>" unless s is success.
+void check_cudnn(cudnnStatus_t s, const char* op, const char* what);
+
+}  // namespace kiln::cuda::detail
+
+#define KILN_CUDNN_CHECK(api, expr, op) ::kiln::cuda::detail::check_cudnn((api).expr, (op), #expr)
+
+#endif  // KILN_WITH_CUDNN
+#endif  // KILN_KERNELS_CUDA_CUDNN_API_H_
