@@ -29,7 +29,7 @@ using json = nlohmann::json;
 
 namespace {
 
-const json &mha_cases() {
+const json& mha_cases() {
   static const json cases = [] {
     std::ifstream in(kiln::testing::source_path("tests/reference/mha/cases.json"));
     REQUIRE(in.good());
@@ -46,7 +46,7 @@ Tensor wave(std::vector<int64_t> shape, double phase) {
 }
 
 // sum(t * cos(freq * k)) over t's flat index k: the reference's loss terms.
-Tensor weighted_sum(const Tensor &t, double freq) {
+Tensor weighted_sum(const Tensor& t, double freq) {
   return (t * kiln::cos(arange(t.numel(), DType::Float64) * freq).reshape(t.sizes())).sum();
 }
 
@@ -74,23 +74,23 @@ struct Mha {
                                               static_k, static_v, average_attn_weights);
   }
   // The float tensors autograd differentiates (not the masks), each once.
-  std::vector<std::pair<std::string, Tensor *>> leaves() {
-    std::vector<std::pair<std::string, Tensor *>> all{{"query", &query},
-                                                      {"key", &key},
-                                                      {"value", &value},
-                                                      {"in_proj_weight", &in_proj_weight},
-                                                      {"in_proj_bias", &in_proj_bias},
-                                                      {"bias_k", &bias_k},
-                                                      {"bias_v", &bias_v},
-                                                      {"out_proj_weight", &out_proj_weight},
-                                                      {"out_proj_bias", &out_proj_bias},
-                                                      {"q_proj_weight", &q_proj_weight},
-                                                      {"k_proj_weight", &k_proj_weight},
-                                                      {"v_proj_weight", &v_proj_weight},
-                                                      {"static_k", &static_k},
-                                                      {"static_v", &static_v}};
-    std::vector<std::pair<std::string, Tensor *>> out;
-    for (auto &[name, t] : all)
+  std::vector<std::pair<std::string, Tensor*>> leaves() {
+    std::vector<std::pair<std::string, Tensor*>> all{{"query", &query},
+                                                     {"key", &key},
+                                                     {"value", &value},
+                                                     {"in_proj_weight", &in_proj_weight},
+                                                     {"in_proj_bias", &in_proj_bias},
+                                                     {"bias_k", &bias_k},
+                                                     {"bias_v", &bias_v},
+                                                     {"out_proj_weight", &out_proj_weight},
+                                                     {"out_proj_bias", &out_proj_bias},
+                                                     {"q_proj_weight", &q_proj_weight},
+                                                     {"k_proj_weight", &k_proj_weight},
+                                                     {"v_proj_weight", &v_proj_weight},
+                                                     {"static_k", &static_k},
+                                                     {"static_v", &static_v}};
+    std::vector<std::pair<std::string, Tensor*>> out;
+    for (auto& [name, t] : all)
       if (t->defined() && !(name == "key" && t->is_same(query)) && !(name == "value" && t->is_same(key)))
         out.push_back({name, t});
     return out;
@@ -110,9 +110,9 @@ Mha basic() {
   return m;
 }
 
-Mha from_case(const json &c) {
-  const json &a = c.at("args");
-  auto tensor = [&](const char *name) {
+Mha from_case(const json& c) {
+  const json& a = c.at("args");
+  auto tensor = [&](const char* name) {
     return a.at(name).is_null() ? Tensor() : kiln::testing::tensor_from_json(a.at(name), Device());
   };
   Mha m;
@@ -143,16 +143,16 @@ Mha from_case(const json &c) {
   return m;
 }
 
-void expect_json(const Tensor &actual, const json &expected, const std::string &what) {
+void expect_json(const Tensor& actual, const json& expected, const std::string& what) {
   INFO(what);
   const Tensor want = kiln::testing::tensor_from_json(expected, Device());
   expect_values(actual, want.sizes().vec(), want.to_vector<double>(), 1e-10);
 }
 
-std::string error_of(const Mha &m) {
+std::string error_of(const Mha& m) {
   try {
     m();
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     return std::string(error_kind_name(e.kind())) + ": " + e.what();
   }
   return "no error";
@@ -164,13 +164,13 @@ TEST_CASE(
     "multi_head_attention_forward: outputs, weights and gradients equal "
     "PyTorch 1.13's") {
   REQUIRE(mha_cases().size() == 15);
-  for (const json &c : mha_cases()) {
+  for (const json& c : mha_cases()) {
     INFO(c.at("name").get<std::string>());
     Mha m = from_case(c);
     const bool grads = !c.at("grads").empty();
     auto leaves = m.leaves();
     if (grads)
-      for (auto &[name, t] : leaves) t->requires_grad_(true);
+      for (auto& [name, t] : leaves) t->requires_grad_(true);
     auto [output, weights] = m();
     expect_json(output, c.at("output"), "output");
     if (c.at("weights").is_null()) {
@@ -186,9 +186,9 @@ TEST_CASE(
     if (m.need_weights) loss = loss + weighted_sum(weights, 0.23);
     loss.backward();
     REQUIRE(leaves.size() == c.at("grads").size());
-    for (auto &[name, t] : leaves) {
+    for (auto& [name, t] : leaves) {
       INFO("gradient of " << name);
-      const json &want = c.at("grads").at(name);
+      const json& want = c.at("grads").at(name);
       if (want.is_null()) {  // not used (key and value beside static_k, static_v)
         CHECK((!t->grad().defined() || t->grad().abs().max().item<double>() == 0));
       } else {
@@ -211,7 +211,7 @@ TEST_CASE(
                                          "v_proj_weight", "in_proj_bias", "bias_k", "bias_v",        "out_proj_weight",
                                          "out_proj_bias"};
     const Tensor mask = wave({2, 3}, 0.3);
-    kiln::testing::Fn f = [&](const TensorList &x) {
+    kiln::testing::Fn f = [&](const TensorList& x) {
       Mha m;
       m.query = x[0];
       m.key = x[1];
@@ -309,7 +309,7 @@ TEST_CASE(
 TEST_CASE(
     "multi_head_attention_forward: PyTorch's checks raise kiln's typed "
     "errors naming the argument") {
-  auto expect = [](Mha m, const std::string &kind, const std::string &arg) {
+  auto expect = [](Mha m, const std::string& kind, const std::string& arg) {
     const std::string e = error_of(m);
     INFO(e);
     CHECK(has(e, kind + ": kiln::multi_head_attention_forward"));
@@ -407,11 +407,11 @@ TEST_CASE("multi_head_attention_forward: 16-bit inputs compute in float32, round
     INFO(dtype_name(dt));
     Mha m16 = basic();
     m16.query = m16.key = m16.value = wave({3, 2, 4}, 1.1).to(dt).requires_grad_(true);  // self-attention
-    for (Tensor *t : {&m16.in_proj_weight, &m16.in_proj_bias, &m16.out_proj_weight, &m16.out_proj_bias}) *t = t->to(dt);
+    for (Tensor* t : {&m16.in_proj_weight, &m16.in_proj_bias, &m16.out_proj_weight, &m16.out_proj_bias}) *t = t->to(dt);
     m16.attn_mask = wave({3, 3}, 0.3).to(dt);
     Mha m32 = m16;
     m32.query = m32.key = m32.value = m16.query.detach().to(DType::Float32);
-    for (Tensor *t : {&m32.in_proj_weight, &m32.in_proj_bias, &m32.out_proj_weight, &m32.out_proj_bias, &m32.attn_mask})
+    for (Tensor* t : {&m32.in_proj_weight, &m32.in_proj_bias, &m32.out_proj_weight, &m32.out_proj_bias, &m32.attn_mask})
       *t = t->to(DType::Float32);
     auto [out16, w16] = m16();
     auto [out32, w32] = m32();

@@ -26,15 +26,15 @@
 namespace kiln::composite {
 namespace {
 
-constexpr const char *kOp = "multi_head_attention_forward";
+constexpr const char* kOp = "multi_head_attention_forward";
 
 // PyTorch's _mha_shape_check: whether the call is batched (query 3-D) or not (2-D).
-bool check_batched(const Tensor &query, const Tensor &key, const Tensor &value, const Tensor &key_padding_mask,
-                   const Tensor &attn_mask, int64_t num_heads) {
+bool check_batched(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& key_padding_mask,
+                   const Tensor& attn_mask, int64_t num_heads) {
   KILN_CHECK(query.dim() == 2 || query.dim() == 3, ShapeError, kOp, "query",
              "query should be unbatched 2D or batched 3D tensor but received ", query.dim(), "-D query tensor");
   const bool batched = query.dim() == 3;
-  const char *kind = batched ? "batched (3-D)" : "unbatched (2-D)";
+  const char* kind = batched ? "batched (3-D)" : "unbatched (2-D)";
   KILN_CHECK(key.dim() == query.dim() && value.dim() == query.dim(), ShapeError, kOp,
              key.dim() == query.dim() ? "value" : "key", "For ", kind, " `query`, expected `key` and `value` to be ",
              query.dim(), "-D but found ", key.dim(), "-D and ", value.dim(), "-D tensors respectively");
@@ -55,22 +55,22 @@ bool check_batched(const Tensor &query, const Tensor &key, const Tensor &value, 
   return batched;
 }
 
-void check_float_mask(const Tensor &mask, const Tensor &query, const char *name) {
+void check_float_mask(const Tensor& mask, const Tensor& query, const char* name) {
   if (!mask.defined() || mask.dtype() == DType::Bool || mask.dtype() == DType::UInt8) return;
   KILN_CHECK(mask.dtype() == query.dtype(), DTypeError, kOp, name, "expected a bool ", name,
              " or a float one of query's dtype (", dtype_name(query.dtype()), "), got ", dtype_name(mask.dtype()));
 }
 
-void check_shape(const Tensor &t, const std::vector<int64_t> &want, const char *name, const char *what) {
+void check_shape(const Tensor& t, const std::vector<int64_t>& want, const char* name, const char* what) {
   KILN_CHECK(t.sizes().equals(want), ShapeError, kOp, name, "expecting ", what, " shape of ", shape_str(want),
              ", but got ", shape_str(t.sizes()));
 }
 
 // q, k, v projected to embed_dim, as PyTorch's _in_projection_packed and _in_projection.
-std::vector<Tensor> project(const Tensor &query, const Tensor &key, const Tensor &value, bool same_qkv, bool same_kv,
-                            int64_t E, const Tensor &in_proj_weight, const Tensor &in_proj_bias,
-                            bool use_separate_proj_weight, const Tensor &q_proj_weight, const Tensor &k_proj_weight,
-                            const Tensor &v_proj_weight) {
+std::vector<Tensor> project(const Tensor& query, const Tensor& key, const Tensor& value, bool same_qkv, bool same_kv,
+                            int64_t E, const Tensor& in_proj_weight, const Tensor& in_proj_bias,
+                            bool use_separate_proj_weight, const Tensor& q_proj_weight, const Tensor& k_proj_weight,
+                            const Tensor& v_proj_weight) {
   if (in_proj_bias.defined()) check_shape(in_proj_bias, {3 * E}, "in_proj_bias", "in_proj_bias");
   std::vector<Tensor> b = in_proj_bias.defined() ? kiln::chunk(in_proj_bias, 3) : std::vector<Tensor>(3);
   if (!use_separate_proj_weight) {
@@ -104,7 +104,7 @@ std::vector<Tensor> project(const Tensor &query, const Tensor &key, const Tensor
 }
 
 // A (1, 1, E) bias_k or bias_v (any leading 1s), repeated over the batch as one more key.
-Tensor bias_row(const Tensor &bias, int64_t bsz, int64_t E, const char *name) {
+Tensor bias_row(const Tensor& bias, int64_t bsz, int64_t E, const char* name) {
   bool ones = bias.dim() >= 1 && bias.dim() <= 3 && bias.size(-1) == E;
   for (int64_t d = 0; ones && d + 1 < bias.dim(); ++d) ones = bias.size(d) == 1;
   KILN_CHECK(ones, ShapeError, kOp, name, "expecting ", name, " of shape ", shape_str({1, 1, E}), ", but got ",
@@ -113,10 +113,10 @@ Tensor bias_row(const Tensor &bias, int64_t bsz, int64_t E, const char *name) {
 }
 
 // One more key column of the masks (bias_k, add_zero_attn): visible (False, 0).
-Tensor pad_key(const Tensor &mask) { return mask.defined() ? kiln::constant_pad_nd(mask, {0, 1}, 0) : mask; }
+Tensor pad_key(const Tensor& mask) { return mask.defined() ? kiln::constant_pad_nd(mask, {0, 1}, 0) : mask; }
 
 // A static_k / static_v of (N * num_heads, S, head_dim).
-void check_static(const Tensor &t, int64_t heads_total, int64_t head_dim, const char *name) {
+void check_static(const Tensor& t, int64_t heads_total, int64_t head_dim, const char* name) {
   KILN_CHECK(t.dim() == 3, ShapeError, kOp, name, "expecting ", name, " of 3 dims (N * num_heads, S, head_dim), got ",
              shape_str(t.sizes()));
   KILN_CHECK(t.size(0) == heads_total, ShapeError, kOp, name, "expecting ", name, ".size(0) of ", heads_total,
@@ -126,14 +126,14 @@ void check_static(const Tensor &t, int64_t heads_total, int64_t head_dim, const 
 }
 
 // The op in its inputs' dtype.
-std::tuple<Tensor, Tensor> mha_forward(const Tensor &query_in, const Tensor &key_in, const Tensor &value_in,
-                                       int64_t embed_dim_to_check, int64_t num_heads, const Tensor &in_proj_weight,
-                                       const Tensor &in_proj_bias, const Tensor &bias_k, const Tensor &bias_v,
-                                       bool add_zero_attn, double dropout_p, const Tensor &out_proj_weight,
-                                       const Tensor &out_proj_bias, bool training, const Tensor &key_padding_mask_in,
-                                       bool need_weights, const Tensor &attn_mask_in, bool use_separate_proj_weight,
-                                       const Tensor &q_proj_weight, const Tensor &k_proj_weight,
-                                       const Tensor &v_proj_weight, const Tensor &static_k, const Tensor &static_v,
+std::tuple<Tensor, Tensor> mha_forward(const Tensor& query_in, const Tensor& key_in, const Tensor& value_in,
+                                       int64_t embed_dim_to_check, int64_t num_heads, const Tensor& in_proj_weight,
+                                       const Tensor& in_proj_bias, const Tensor& bias_k, const Tensor& bias_v,
+                                       bool add_zero_attn, double dropout_p, const Tensor& out_proj_weight,
+                                       const Tensor& out_proj_bias, bool training, const Tensor& key_padding_mask_in,
+                                       bool need_weights, const Tensor& attn_mask_in, bool use_separate_proj_weight,
+                                       const Tensor& q_proj_weight, const Tensor& k_proj_weight,
+                                       const Tensor& v_proj_weight, const Tensor& static_k, const Tensor& static_v,
                                        bool average_attn_weights) {
   const bool batched = check_batched(query_in, key_in, value_in, key_padding_mask_in, attn_mask_in, num_heads);
   const bool same_kv = key_in.is_same(value_in), same_qkv = same_kv && query_in.is_same(key_in);
@@ -285,12 +285,12 @@ std::tuple<Tensor, Tensor> mha_forward(const Tensor &query_in, const Tensor &key
 }  // namespace
 
 std::tuple<Tensor, Tensor> multi_head_attention_forward(
-    const Tensor &query, const Tensor &key, const Tensor &value, int64_t embed_dim_to_check, int64_t num_heads,
-    const Tensor &in_proj_weight, const Tensor &in_proj_bias, const Tensor &bias_k, const Tensor &bias_v,
-    bool add_zero_attn, double dropout_p, const Tensor &out_proj_weight, const Tensor &out_proj_bias, bool training,
-    const Tensor &key_padding_mask, bool need_weights, const Tensor &attn_mask, bool use_separate_proj_weight,
-    const Tensor &q_proj_weight, const Tensor &k_proj_weight, const Tensor &v_proj_weight, const Tensor &static_k,
-    const Tensor &static_v, bool average_attn_weights) {
+    const Tensor& query, const Tensor& key, const Tensor& value, int64_t embed_dim_to_check, int64_t num_heads,
+    const Tensor& in_proj_weight, const Tensor& in_proj_bias, const Tensor& bias_k, const Tensor& bias_v,
+    bool add_zero_attn, double dropout_p, const Tensor& out_proj_weight, const Tensor& out_proj_bias, bool training,
+    const Tensor& key_padding_mask, bool need_weights, const Tensor& attn_mask, bool use_separate_proj_weight,
+    const Tensor& q_proj_weight, const Tensor& k_proj_weight, const Tensor& v_proj_weight, const Tensor& static_k,
+    const Tensor& static_v, bool average_attn_weights) {
   const DType dt = query.dtype();
   if (dt != DType::Float16 && dt != DType::BFloat16)
     return mha_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
@@ -300,10 +300,10 @@ std::tuple<Tensor, Tensor> multi_head_attention_forward(
   // 16-bit inputs compute on float32 copies, rounded once at the end (as scaled_dot_product_attention's kernel):
   // a chain of projections, softmax and products rounded to 16 bits after each step drifts by percents.
   // Tensors of another dtype pass as they are, so the dtype checks still see them; one tensor stays one tensor.
-  std::vector<std::pair<const TensorImpl *, Tensor>> copies;
-  auto wide = [&](const Tensor &t) {
+  std::vector<std::pair<const TensorImpl*, Tensor>> copies;
+  auto wide = [&](const Tensor& t) {
     if (!t.defined() || t.dtype() != dt) return t;
-    for (const auto &[impl, copy] : copies)
+    for (const auto& [impl, copy] : copies)
       if (impl == t.impl()) return copy;
     copies.push_back({t.impl(), t.to(DType::Float32)});
     return copies.back().second;
