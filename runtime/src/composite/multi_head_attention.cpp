@@ -251,7 +251,8 @@ std::tuple<Tensor, Tensor> mha_forward(const Tensor& query_in, const Tensor& key
         kiln::masked_fill(kiln::zeros(attn_mask.sizes(), TensorOptions(q.dtype(), q.device())), attn_mask, -inf);
 
   if (!training) dropout_p = 0.0;
-  KILN_CHECK(dropout_p <= 1.0 || dropout_p != dropout_p, ValueError, kOp, "dropout_p",
+  // PyTorch checks p only where it drops (p > 0): a negative or NaN p means no dropout there too
+  KILN_CHECK(dropout_p <= 1.0 || std::isnan(dropout_p), ValueError, kOp, "dropout_p",
              "dropout probability has to be between 0 and 1, but got ", dropout_p);
   const double scale = 1.0 / std::sqrt(double(head_dim));
 
