@@ -1,12 +1,16 @@
-// Convolution through cuDNN's convolution API. A ConvPlan's two sides map onto cuDNN's picture of
-// a forward convolution: the image side is cuDNN's x, the small side its y, and the weight its
-// filter [small channels, image channels / groups, *kernel] in both directions. So a convolution
-// is cudnnConvolutionForward(x = input), its transpose cudnnConvolutionBackwardData(dy = input),
-// and the weight's gradient cudnnConvolutionBackwardFilter(x = image side, dy = small side).
-// 1-d convolutions run as 2-d ones over a unit height (cuDNN takes 2 or 3 spatial dims).
-// Algorithms come from cuDNN's heuristics, or with kiln::cuda::set_cudnn_benchmark(true) from
-// timing them on the first call of each shape (as PyTorch's torch.backends.cudnn.benchmark),
-// filtered by kiln's math and determinism modes, and are cached per shape.
+// Convolution through cuDNN's graph API. A ConvPlan's two sides map onto cuDNN's picture of a
+// forward convolution: the image side is cuDNN's x, the small side its y, and the weight its
+// filter [small channels, image channels / groups, *kernel] in both directions (cuDNN reads the
+// groups off the channel counts). So a convolution is a forward operation (x = input), its
+// transpose a backward-data one (dy = input), and the weight's gradient a backward-filter one
+// (x = image side, dy = small side). 1-d convolutions run as 2-d ones over a unit height.
+// The execution plan of each shape is built once per thread and cached (cuDNN 9's legacy calls
+// rebuild it on every call: about 200 us of host time each, measured on an H200, more than the
+// GPU time of a mid-size convolution); a call then only binds its pointers and executes. Plans
+// come from cuDNN's heuristics, or with kiln::cuda::set_cudnn_benchmark(true) from timing the
+// candidates on the first call (torch.backends.cudnn.benchmark), filtered by kiln's modes: no
+// tensor cores for float32 unless TF32 is allowed, no nondeterministic engine under
+// use_deterministic_algorithms.
 #include "convolution_cudnn.h"
 
 #ifndef KILN_WITH_CUDNN
@@ -23,9 +27,10 @@ bool cudnn_convolution_backward_weight(const meta::ConvPlan&, const TensorBase&,
 
 #else
 
+#include <algorithm>
 #include <climits>
 #include <map>
-#include <mutex>
+#include <memory>
 #include <vector>
 #include "cudnn_api.h"
 #include "kiln/cuda/context.h"
@@ -34,11 +39,52 @@ bool cudnn_convolution_backward_weight(const meta::ConvPlan&, const TensorBase&,
 namespace kiln::cuda::detail {
 namespace {
 
-// A workspace above this is not worth it: the next algorithm is taken instead. Benchmark mode
-// times the algorithms with a workspace of this size.
-constexpr size_t kWorkspaceLimit = size_t(512) << 20;
+// A plan needing more workspace than this is passed over.
+constexpr int64_t kWorkspaceLimit = int64_t(512) << 20;
+// Benchmark mode times at most this many of the heuristics' candidates.
+constexpr int kBenchmarkCandidates = 8;
 
 enum class Pass : int64_t { Forward, BackwardData, BackwardFilter };
+enum Uid : int64_t { kX = 1, kW = 2, kY = 3 };
+
+// One graph-API descriptor, destroyed with this object unless released. Set and finalize record
+// the first failure instead of throwing: a shape cuDNN cannot take falls back to kiln's kernels.
+class Descriptor {
+ public:
+  Descriptor(const CudnnApi& api, cudnnBackendDescriptorType_t type, bool& ok) : api_(api), ok_(ok) {
+    if (ok_ && api_.backend_create(type, &d_) != CUDNN_STATUS_SUCCESS) ok_ = false, d_ = nullptr;
+  }
+  ~Descriptor() {
+    if (d_) api_.backend_destroy(d_);
+  }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+
+  template <typename V>
+  Descriptor& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count, const V* values) {
+    if (ok_ && api_.backend_set(d_, name, type, count, values) != CUDNN_STATUS_SUCCESS) ok_ = false;
+    return *this;
+  }
+  Descriptor& set(cudnnBackendAttributeName_t name, const Descriptor& other) {
+    cudnnBackendDescriptor_t d = other.get();
+    return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d);
+  }
+  Descriptor& finalize() {
+    if (ok_ && api_.backend_finalize(d_) != CUDNN_STATUS_SUCCESS) ok_ = false;
+    return *this;
+  }
+  cudnnBackendDescriptor_t get() const { return d_; }
+  cudnnBackendDescriptor_t release() {
+    cudnnBackendDescriptor_t d = d_;
+    d_ = nullptr;
+    return d;
+  }
+
+ private:
+  const CudnnApi& api_;
+  bool& ok_;
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
 
 // One handle per thread and device, as cuBLAS's (handles are not meant to be shared by threads).
 cudnnHandle_t handle_for(const CudnnApi& api, int device, cudaStream_t stream, const char* op) {
@@ -63,199 +109,262 @@ bool data_type(DType d, cudnnDataType_t& data, cudnnDataType_t& compute) {
   }
 }
 
-// The plan in cuDNN's ints: sizes of x (image side), y (small side) and the filter, and the
-// convolution's per-dim parameters; 1-d plans gain a leading unit dim. False past int32.
+// The plan in cuDNN's terms: sizes of x (image side), y (small side) and the filter, and the
+// convolution's per-dim parameters; 1-d plans gain a leading unit dim.
 struct Geometry {
-  std::vector<int> x, y, w, pad, stride, dilation;
+  std::vector<int64_t> x, y, w, pad, stride, dilation;
   bool ok = true;
 
   explicit Geometry(const meta::ConvPlan& p) {
-    const bool one_d = p.dims == 1;
-    auto push = [&](std::vector<int>& v, int64_t value) {
-      if (value < 0 || value > INT_MAX) ok = false;
-      v.push_back(int(value));
-    };
-    push(x, p.batch), push(x, p.image_channels);
-    push(y, p.batch), push(y, p.small_channels);
-    push(w, p.small_channels), push(w, p.image_channels / p.groups);
-    if (one_d) {
+    x = {p.batch, p.image_channels};
+    y = {p.batch, p.small_channels};
+    w = {p.small_channels, p.image_channels / p.groups};
+    if (p.dims == 1) {
       x.push_back(1), y.push_back(1), w.push_back(1);
       pad.push_back(0), stride.push_back(1), dilation.push_back(1);
     }
     for (int64_t d = 0; d < p.dims; ++d) {
-      push(x, p.image_sizes[d]), push(y, p.small_sizes[d]), push(w, p.kernel[d]);
-      push(pad, p.padding[d]), push(stride, p.stride[d]), push(dilation, p.dilation[d]);
-    }
-    // cuDNN derives y's size from x's; a transposed convolution's output_padding below its
-    // stride (or dilation, at stride 1) can leave image rows that no window reaches, which cuDNN
-    // refuses: such plans run kiln's kernels
-    for (int64_t d = 0; d < p.dims; ++d)
+      x.push_back(p.image_sizes[d]), y.push_back(p.small_sizes[d]), w.push_back(p.kernel[d]);
+      pad.push_back(p.padding[d]), stride.push_back(p.stride[d]), dilation.push_back(p.dilation[d]);
+      // cuDNN derives y's size from x's; a transposed convolution's output_padding below its
+      // stride (or dilation, at stride 1) can leave image rows that no window reaches, which
+      // cuDNN refuses: such plans run kiln's kernels
       if ((p.image_sizes[d] + 2 * p.padding[d] - p.dilation[d] * (p.kernel[d] - 1) - 1) / p.stride[d] + 1 !=
           p.small_sizes[d])
         ok = false;
-    for (const auto* v : {&x, &y}) {  // cuDNN indexes elements with int32
+    }
+    for (const auto* v : {&x, &y}) {  // element offsets in int32 in many engines
       int64_t n = 1;
-      for (int s : *v) n *= s;
+      for (int64_t s : *v) n *= s;
       if (n > INT_MAX) ok = false;
     }
   }
 };
 
-std::vector<int> dense_strides(const std::vector<int>& sizes) {
-  std::vector<int> strides(sizes.size(), 1);
-  for (size_t i = sizes.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * std::max(sizes[i + 1], 1);
+std::vector<int64_t> dense_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (size_t i = sizes.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * std::max<int64_t>(sizes[i + 1], 1);
   return strides;
 }
 
-// The descriptors of one call, destroyed with it.
-struct Descriptors {
-  const CudnnApi& api;
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
-  cudnnFilterDescriptor_t w = nullptr;
-  cudnnConvolutionDescriptor_t conv = nullptr;
-
-  Descriptors(const CudnnApi& a, const Geometry& g, const meta::ConvPlan& p, cudnnDataType_t data,
-              cudnnDataType_t compute, cudnnMathType_t math, const char* op)
-      : api(a) {
-    KILN_CUDNN_CHECK(api, create_tensor(&x), op);
-    KILN_CUDNN_CHECK(api, create_tensor(&y), op);
-    KILN_CUDNN_CHECK(api, create_filter(&w), op);
-    KILN_CUDNN_CHECK(api, create_conv(&conv), op);
-    const int nd = int(g.x.size());
-    KILN_CUDNN_CHECK(api, set_tensor(x, data, nd, g.x.data(), dense_strides(g.x).data()), op);
-    KILN_CUDNN_CHECK(api, set_tensor(y, data, nd, g.y.data(), dense_strides(g.y).data()), op);
-    KILN_CUDNN_CHECK(api, set_filter(w, data, CUDNN_TENSOR_NCHW, nd, g.w.data()), op);
-    KILN_CUDNN_CHECK(api,
-                     set_conv(conv, nd - 2, g.pad.data(), g.stride.data(), g.dilation.data(), CUDNN_CROSS_CORRELATION,
-                              compute),
-                     op);
-    KILN_CUDNN_CHECK(api, set_group_count(conv, int(p.groups)), op);
-    KILN_CUDNN_CHECK(api, set_math_type(conv, math), op);
-  }
-  ~Descriptors() {
-    if (conv) api.destroy_conv(conv);
-    if (w) api.destroy_filter(w);
-    if (y) api.destroy_tensor(y);
-    if (x) api.destroy_tensor(x);
-  }
-  Descriptors(const Descriptors&) = delete;
-  Descriptors& operator=(const Descriptors&) = delete;
-};
-
-struct Choice {
-  int algo = -1;  // -1: none usable, the kiln kernels run
-  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-};
-
-// Choices per (pass, device, plan, modes): the heuristics' answer does not change in a process,
-// and benchmark mode times each shape once.
-std::mutex g_cache_mutex;
-std::map<std::vector<int64_t>, Choice> g_cache;
-
-std::vector<int64_t> cache_key(Pass pass, int device, const meta::ConvPlan& p, bool deterministic, bool tf32,
-                               bool benchmark) {
-  std::vector<int64_t> k{int64_t(pass), device,           int64_t(p.dtype), p.dims,        p.batch, p.groups,
-                         p.image_channels, p.small_channels, deterministic,    tf32, benchmark};
-  for (const auto* v : {&p.image_sizes, &p.small_sizes, &p.kernel, &p.stride, &p.padding, &p.dilation})
-    k.insert(k.end(), v->begin(), v->end());
-  return k;
+// The largest power of two (at most 16) dividing the address: plans are built for it.
+int64_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  int64_t align = 16;
+  while (align > 1 && a % uintptr_t(align) != 0) align /= 2;
+  return align;
 }
 
-// The first of cuDNN's ranked algorithms that ran its check, keeps float32 off TF32 unless
-// allowed, is deterministic when that is asked for, and needs a workspace within the limit.
-template <typename Perf>
-Choice pick(const Perf* perf, int count, bool strict_float32, bool deterministic) {
-  for (int i = 0; i < count; ++i) {
-    const Perf& r = perf[i];
-    if (r.status != CUDNN_STATUS_SUCCESS) continue;
-    const bool tensor_cores = r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    if (strict_float32 && tensor_cores) continue;
-    if (deterministic && r.determinism != CUDNN_DETERMINISTIC) continue;
-    if (r.memory > kWorkspaceLimit) continue;
-    return Choice{int(r.algo), strict_float32 ? CUDNN_FMA_MATH : r.mathType};
-  }
-  return Choice{};
-}
-
-// The data of a pass: x, w and y (for the backward passes the gradients stand in place).
-struct Operands {
-  const void* x;
-  const void* w;
-  const void* y;
-  void* dst;  // the one written: y, x or w
+struct Plan {
+  cudnnBackendDescriptor_t plan = nullptr;  // null: cuDNN has none for this shape (kiln's kernels run)
+  cudnnBackendDescriptor_t config = nullptr;  // its engine config, kept alive with it
+  int64_t workspace = 0;
 };
 
-// Benchmark mode: cuDNN runs each algorithm on the call's own tensors (the destination is
-// overwritten before use) and ranks them by time.
-Choice find(const CudnnApi& api, cudnnHandle_t h, const Descriptors& d, Pass pass, const Operands& o,
-            bool strict_float32, Device device, const char* op) {
-  TensorBase workspace = kiln::detail::empty_dense({int64_t(kWorkspaceLimit)}, DType::UInt8, device, op);
-  void* ws = workspace.data_ptr();
-  int count = 0;
+void destroy(const CudnnApi& api, const Plan& p) {
+  if (p.plan) api.backend_destroy(p.plan);
+  if (p.config) api.backend_destroy(p.config);
+}
+
+// The operation graph of one pass, kept alive while candidate plans are made from it.
+struct Graph {
+  bool ok = true;
+  std::unique_ptr<Descriptor> x, w, y, conv, op, graph;
+};
+
+std::unique_ptr<Graph> make_graph(const CudnnApi& api, cudnnHandle_t h, Pass pass, const Geometry& g,
+                                  cudnnDataType_t data, cudnnDataType_t compute, const int64_t align[3]) {
+  auto gr = std::make_unique<Graph>();
+  bool& ok = gr->ok;
+  auto tensor = [&](const std::vector<int64_t>& sizes, int64_t uid, int64_t alignment) {
+    auto t = std::make_unique<Descriptor>(api, CUDNN_BACKEND_TENSOR_DESCRIPTOR, ok);
+    const std::vector<int64_t> strides = dense_strides(sizes);
+    t->set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &data)
+        .set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, int64_t(sizes.size()), sizes.data())
+        .set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, int64_t(strides.size()), strides.data())
+        .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid)
+        .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment)
+        .finalize();
+    return t;
+  };
+  gr->x = tensor(g.x, kX, align[0]);
+  gr->w = tensor(g.w, kW, align[1]);
+  gr->y = tensor(g.y, kY, align[2]);
+
+  const int64_t spatial = int64_t(g.pad.size());
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  gr->conv = std::make_unique<Descriptor>(api, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, ok);
+  gr->conv->set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial)
+      .set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute)
+      .set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode)
+      .set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, spatial, g.dilation.data())
+      .set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, spatial, g.stride.data())
+      .set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, spatial, g.pad.data())
+      .set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, spatial, g.pad.data())
+      .finalize();
+
+  // alpha = 1, beta = 0 in the compute type
+  const double one64 = 1, zero64 = 0;
+  const float one32 = 1, zero32 = 0;
+  const bool wide = compute == CUDNN_DATA_DOUBLE;
+  const cudnnBackendAttributeType_t scalar = wide ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  const void* one = wide ? static_cast<const void*>(&one64) : &one32;
+  const void* zero = wide ? static_cast<const void*>(&zero64) : &zero32;
   switch (pass) {
-    case Pass::Forward: {
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      KILN_CUDNN_CHECK(api,
-                       find_forward(h, d.x, o.x, d.w, o.w, d.conv, d.y, o.dst, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
-                                    perf, ws, kWorkspaceLimit),
-                       op);
-      return pick(perf, count, strict_float32, false);
-    }
-    case Pass::BackwardData: {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      KILN_CUDNN_CHECK(api,
-                       find_backward_data(h, d.w, o.w, d.y, o.y, d.conv, d.x, o.dst,
-                                          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf, ws, kWorkspaceLimit),
-                       op);
-      return pick(perf, count, strict_float32, false);
-    }
-    case Pass::BackwardFilter: {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      KILN_CUDNN_CHECK(api,
-                       find_backward_filter(h, d.x, o.x, d.y, o.y, d.conv, d.w, o.dst,
-                                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf, ws, kWorkspaceLimit),
-                       op);
-      return pick(perf, count, strict_float32, false);
-    }
+    case Pass::Forward:
+      gr->op = std::make_unique<Descriptor>(api, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, ok);
+      gr->op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, *gr->x)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, *gr->w)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, *gr->y)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, *gr->conv)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scalar, 1, one)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scalar, 1, zero);
+      break;
+    case Pass::BackwardData:
+      gr->op = std::make_unique<Descriptor>(api, CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, ok);
+      gr->op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, *gr->x)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, *gr->w)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, *gr->y)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, *gr->conv)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, scalar, 1, one)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, scalar, 1, zero);
+      break;
+    case Pass::BackwardFilter:
+      gr->op = std::make_unique<Descriptor>(api, CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR, ok);
+      gr->op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, *gr->x)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, *gr->w)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, *gr->y)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, *gr->conv)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, scalar, 1, one)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, scalar, 1, zero);
+      break;
   }
-  return Choice{};
+  gr->op->finalize();
+  gr->graph = std::make_unique<Descriptor>(api, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, ok);
+  cudnnBackendDescriptor_t op = gr->op->get();
+  gr->graph->set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op)
+      .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h)
+      .finalize();
+  return gr;
 }
 
-// cuDNN's heuristics' ranking (no timing).
-Choice heuristic(const CudnnApi& api, cudnnHandle_t h, const Descriptors& d, Pass pass, bool strict_float32,
-                 bool deterministic, const char* op) {
-  int count = 0;
-  switch (pass) {
-    case Pass::Forward: {
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      KILN_CUDNN_CHECK(api, forward_algorithms(h, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf),
-                       op);
-      return pick(perf, count, strict_float32, deterministic);
-    }
-    case Pass::BackwardData: {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      KILN_CUDNN_CHECK(
-          api, backward_data_algorithms(h, d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf),
-          op);
-      return pick(perf, count, strict_float32, deterministic);
-    }
-    case Pass::BackwardFilter: {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      KILN_CUDNN_CHECK(api,
-                       backward_filter_algorithms(h, d.x, d.y, d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                  &count, perf),
-                       op);
-      return pick(perf, count, strict_float32, deterministic);
-    }
+// Whether an engine config's numerical notes fit kiln's modes.
+bool acceptable(const CudnnApi& api, cudnnBackendDescriptor_t cfg, bool strict_float32, bool deterministic) {
+  bool ok = true;
+  Descriptor engine(api, CUDNN_BACKEND_ENGINE_DESCRIPTOR, ok);
+  if (!ok) return false;
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t n = 0;
+  if (api.backend_get(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e) !=
+      CUDNN_STATUS_SUCCESS)
+    return false;
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  if (api.backend_get(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT,
+                      &n, notes) != CUDNN_STATUS_SUCCESS)
+    return false;
+  for (int64_t i = 0; i < n; ++i) {
+    if (deterministic && notes[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) return false;
+    if (strict_float32 &&
+        (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE || notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS))
+      return false;
   }
-  return Choice{};
+  return true;
 }
 
-bool usable(const TensorBase& t) { return t.defined() && t.is_contiguous(); }
+// The finalized plans of the graph, in the heuristics' order (mode A, then the fallback list),
+// that fit the modes and the workspace limit; at most `limit` of them.
+std::vector<Plan> candidates(const CudnnApi& api, cudnnHandle_t h, const Graph& g, bool strict_float32,
+                             bool deterministic, size_t limit) {
+  std::vector<Plan> plans;
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    bool ok = true;
+    Descriptor heur(api, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, ok);
+    heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *g.graph)
+        .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode)
+        .finalize();
+    int64_t count = 0;
+    if (!ok || api.backend_get(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                               nullptr) != CUDNN_STATUS_SUCCESS)
+      continue;
+    std::vector<std::unique_ptr<Descriptor>> owned;
+    std::vector<cudnnBackendDescriptor_t> cfgs;
+    for (int64_t i = 0; i < count && ok; ++i) {
+      owned.push_back(std::make_unique<Descriptor>(api, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, ok));
+      cfgs.push_back(owned.back()->get());
+    }
+    int64_t got = 0;
+    if (!ok || api.backend_get(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
+                               cfgs.data()) != CUDNN_STATUS_SUCCESS)
+      continue;
+    for (int64_t i = 0; i < got && plans.size() < limit; ++i) {
+      if (!acceptable(api, cfgs[size_t(i)], strict_float32, deterministic)) continue;
+      bool plan_ok = true;
+      Descriptor plan(api, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, plan_ok);
+      plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h)
+          .set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[size_t(i)])
+          .finalize();
+      int64_t workspace = 0, n = 0;
+      if (!plan_ok || api.backend_get(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                                      &workspace) != CUDNN_STATUS_SUCCESS)
+        continue;
+      if (workspace > kWorkspaceLimit) continue;
+      plans.push_back(Plan{plan.release(), owned[size_t(i)]->release(), workspace});
+    }
+    if (!plans.empty()) break;  // the fallback list only when mode A gave nothing usable
+  }
+  return plans;
+}
+
+// Runs a plan on x, w and y (one of them written), with its workspace from kiln's caching
+// allocator (stream-ordered, reused like any tensor's memory). False when cuDNN refuses it.
+bool execute(const CudnnApi& api, cudnnHandle_t h, const Plan& plan, void* const pointers[3], Device device,
+             const char* op) {
+  TensorBase workspace;
+  if (plan.workspace > 0) workspace = kiln::detail::empty_dense({plan.workspace}, DType::UInt8, device, op);
+  void* ws = plan.workspace > 0 ? workspace.data_ptr() : nullptr;
+  const int64_t uids[3] = {kX, kW, kY};
+  bool ok = true;
+  Descriptor pack(api, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, ok);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids)
+      .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers)
+      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws)
+      .finalize();
+  if (!ok) return false;
+  KILN_CUDNN_CHECK(api, backend_execute(h, plan.plan, pack.get()), op);
+  return true;
+}
+
+// Benchmark mode: the candidate with the shortest time over two runs after a warm-up, each on
+// the call's own tensors (the destination is written again by the real run).
+Plan fastest(const CudnnApi& api, cudnnHandle_t h, std::vector<Plan>& plans, void* const pointers[3], Device device,
+             cudaStream_t stream, const char* op) {
+  cudaEvent_t start, stop;
+  KILN_CUDA_CHECK(cudaEventCreate(&start), op, "cudaEventCreate");
+  KILN_CUDA_CHECK(cudaEventCreate(&stop), op, "cudaEventCreate");
+  size_t best = 0;
+  float best_ms = -1;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (!execute(api, h, plans[i], pointers, device, op)) continue;
+    KILN_CUDA_CHECK(cudaEventRecord(start, stream), op, "cudaEventRecord");
+    for (int r = 0; r < 2; ++r) execute(api, h, plans[i], pointers, device, op);
+    KILN_CUDA_CHECK(cudaEventRecord(stop, stream), op, "cudaEventRecord");
+    KILN_CUDA_CHECK(cudaEventSynchronize(stop), op, "cudaEventSynchronize");
+    float ms = 0;
+    KILN_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop), op, "cudaEventElapsedTime");
+    if (best_ms < 0 || ms < best_ms) best = i, best_ms = ms;
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  Plan chosen = best_ms < 0 ? Plan{} : plans[best];
+  for (size_t i = 0; i < plans.size(); ++i)  // the others are not kept
+    if (plans[i].plan != chosen.plan) destroy(api, plans[i]);
+  return chosen;
+}
 
 // Runs one pass: dst = the pass of a and b (which of x, y, w each is follows the pass).
 bool run(Pass pass, const meta::ConvPlan& p, const TensorBase& dst, const TensorBase& a, const TensorBase& b,
          const char* op) {
+  auto usable = [](const TensorBase& t) { return t.defined() && t.is_contiguous(); };
   if (!cuda::cudnn_enabled() || p.batch == 0 || !usable(dst) || !usable(a) || !usable(b)) return false;
   const CudnnApi* api = cudnn_or_null();
   if (!api) return false;
@@ -264,92 +373,51 @@ bool run(Pass pass, const meta::ConvPlan& p, const TensorBase& dst, const Tensor
   const Geometry g(p);
   if (!g.ok) return false;
 
+  // x, w, y in the pass's roles
+  void* const pointers[3] = {
+      pass == Pass::BackwardData ? dst.data_ptr() : a.data_ptr(),
+      pass == Pass::BackwardFilter ? dst.data_ptr() : b.data_ptr(),
+      pass == Pass::Forward ? dst.data_ptr() : pass == Pass::BackwardData ? a.data_ptr() : b.data_ptr(),
+  };
+  const int64_t align[3] = {alignment_of(pointers[0]), alignment_of(pointers[1]), alignment_of(pointers[2])};
   const bool deterministic = are_deterministic_algorithms_enabled();
-  const Operands operands = pass == Pass::Forward        ? Operands{a.data_ptr(), b.data_ptr(), nullptr, dst.data_ptr()}
-                            : pass == Pass::BackwardData ? Operands{nullptr, b.data_ptr(), a.data_ptr(), dst.data_ptr()}
-                                                         : Operands{a.data_ptr(), nullptr, b.data_ptr(), dst.data_ptr()};
   const bool tf32 = p.dtype == DType::Float32 && cuda::allow_tf32();
   const bool strict_float32 = p.dtype == DType::Float32 && !tf32;
-  const cudnnMathType_t requested = p.dtype == DType::Float16 || p.dtype == DType::BFloat16 ? CUDNN_TENSOR_OP_MATH
-                                    : strict_float32                                         ? CUDNN_FMA_MATH
-                                                                                             : CUDNN_DEFAULT_MATH;
+
   const int device = dst.device().index;
   check_device(device, op);
   DeviceGuard guard(device);
   cudaStream_t stream = current_cuda_stream(device);
-  cudnnHandle_t h = handle_for(*api, device, stream, op);
-  Descriptors d(*api, g, p, data, compute, requested, op);
-
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   KILN_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture), op, "cudaStreamIsCapturing");
   const bool benchmark = cuda::cudnn_benchmark() && !deterministic && capture == cudaStreamCaptureStatusNone;
+  cudnnHandle_t h = handle_for(*api, device, stream, op);
 
-  Choice choice;
-  const std::vector<int64_t> key = cache_key(pass, device, p, deterministic, tf32, benchmark);
-  {
-    std::lock_guard<std::mutex> lock(g_cache_mutex);
-    auto it = g_cache.find(key);
-    if (it != g_cache.end()) choice = it->second;
+  // Plans per thread (built with this thread's handle), never freed: a process keeps few shapes.
+  thread_local std::map<std::vector<int64_t>, Plan> cache;
+  std::vector<int64_t> key{int64_t(pass), device,   int64_t(p.dtype), p.groups,  align[0],
+                           align[1],      align[2], deterministic,    tf32,      benchmark};
+  for (const auto* v : {&g.x, &g.y, &g.w, &g.pad, &g.stride, &g.dilation}) key.insert(key.end(), v->begin(), v->end());
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    Plan chosen;
+    std::unique_ptr<Graph> graph = make_graph(*api, h, pass, g, data, compute, align);
+    if (graph->ok) {
+      std::vector<Plan> plans =
+          candidates(*api, h, *graph, strict_float32, deterministic, benchmark ? kBenchmarkCandidates : 1);
+      if (benchmark && !plans.empty()) {
+        chosen = fastest(*api, h, plans, pointers, dst.device(), stream, op);
+      } else if (!plans.empty()) {
+        chosen = plans.front();
+        for (size_t i = 1; i < plans.size(); ++i) destroy(*api, plans[i]);
+      }
+      // A plan may refer to its graph's descriptors: a kept plan's graph is never freed either.
+      if (chosen.plan) (void)graph.release();
+    }
+    it = cache.emplace(std::move(key), chosen).first;
   }
-  if (choice.algo < 0) {
-    choice = benchmark ? find(*api, h, d, pass, operands, strict_float32, dst.device(), op)
-                       : heuristic(*api, h, d, pass, strict_float32, deterministic, op);
-    std::lock_guard<std::mutex> lock(g_cache_mutex);
-    g_cache[key] = choice;
-  }
-  if (choice.algo < 0) return false;
-  KILN_CUDNN_CHECK(*api, set_math_type(d.conv, choice.math), op);
-
-  size_t bytes = 0;
-  switch (pass) {
-    case Pass::Forward:
-      KILN_CUDNN_CHECK(*api, forward_workspace(h, d.x, d.w, d.conv, d.y, cudnnConvolutionFwdAlgo_t(choice.algo), &bytes),
-                       op);
-      break;
-    case Pass::BackwardData:
-      KILN_CUDNN_CHECK(
-          *api, backward_data_workspace(h, d.w, d.y, d.conv, d.x, cudnnConvolutionBwdDataAlgo_t(choice.algo), &bytes),
-          op);
-      break;
-    case Pass::BackwardFilter:
-      KILN_CUDNN_CHECK(*api,
-                       backward_filter_workspace(h, d.x, d.y, d.conv, d.w, cudnnConvolutionBwdFilterAlgo_t(choice.algo),
-                                                 &bytes),
-                       op);
-      break;
-  }
-  // From kiln's caching allocator, so it is stream-ordered and reused like any tensor's memory.
-  TensorBase workspace;
-  if (bytes > 0) workspace = kiln::detail::empty_dense({int64_t(bytes)}, DType::UInt8, dst.device(), op);
-  void* ws = bytes > 0 ? workspace.data_ptr() : nullptr;
-
-  // alpha = 1, beta = 0 in the compute type's host representation
-  const double one64 = 1, zero64 = 0;
-  const float one32 = 1, zero32 = 0;
-  const void* one = compute == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&one64) : &one32;
-  const void* zero = compute == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&zero64) : &zero32;
-  switch (pass) {
-    case Pass::Forward:  // y = conv(x = a, w = b)
-      KILN_CUDNN_CHECK(*api,
-                       forward(h, one, d.x, a.data_ptr(), d.w, b.data_ptr(), d.conv,
-                               cudnnConvolutionFwdAlgo_t(choice.algo), ws, bytes, zero, d.y, dst.data_ptr()),
-                       op);
-      break;
-    case Pass::BackwardData:  // x = conv^T(dy = a, w = b)
-      KILN_CUDNN_CHECK(*api,
-                       backward_data(h, one, d.w, b.data_ptr(), d.y, a.data_ptr(), d.conv,
-                                     cudnnConvolutionBwdDataAlgo_t(choice.algo), ws, bytes, zero, d.x, dst.data_ptr()),
-                       op);
-      break;
-    case Pass::BackwardFilter:  // w = grad(x = a, dy = b)
-      KILN_CUDNN_CHECK(*api,
-                       backward_filter(h, one, d.x, a.data_ptr(), d.y, b.data_ptr(), d.conv,
-                                       cudnnConvolutionBwdFilterAlgo_t(choice.algo), ws, bytes, zero, d.w,
-                                       dst.data_ptr()),
-                       op);
-      break;
-  }
-  return true;
+  if (!it->second.plan) return false;
+  return execute(*api, h, it->second, pointers, dst.device(), op);
 }
 
 }  // namespace

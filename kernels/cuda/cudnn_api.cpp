@@ -37,30 +37,13 @@ Loaded load() {
   CudnnApi& a = l.api;
   bool ok = bind(lib, "cudnnGetVersion", a.get_version) && bind(lib, "cudnnGetErrorString", a.error_string) &&
             bind(lib, "cudnnCreate", a.create) && bind(lib, "cudnnSetStream", a.set_stream) &&
-            bind(lib, "cudnnCreateTensorDescriptor", a.create_tensor) &&
-            bind(lib, "cudnnSetTensorNdDescriptor", a.set_tensor) &&
-            bind(lib, "cudnnDestroyTensorDescriptor", a.destroy_tensor) &&
-            bind(lib, "cudnnCreateFilterDescriptor", a.create_filter) &&
-            bind(lib, "cudnnSetFilterNdDescriptor", a.set_filter) &&
-            bind(lib, "cudnnDestroyFilterDescriptor", a.destroy_filter) &&
-            bind(lib, "cudnnCreateConvolutionDescriptor", a.create_conv) &&
-            bind(lib, "cudnnSetConvolutionNdDescriptor", a.set_conv) &&
-            bind(lib, "cudnnSetConvolutionGroupCount", a.set_group_count) &&
-            bind(lib, "cudnnSetConvolutionMathType", a.set_math_type) &&
-            bind(lib, "cudnnDestroyConvolutionDescriptor", a.destroy_conv) &&
-            bind(lib, "cudnnGetConvolutionForwardAlgorithm_v7", a.forward_algorithms) &&
-            bind(lib, "cudnnGetConvolutionForwardWorkspaceSize", a.forward_workspace) &&
-            bind(lib, "cudnnConvolutionForward", a.forward) &&
-            bind(lib, "cudnnGetConvolutionBackwardDataAlgorithm_v7", a.backward_data_algorithms) &&
-            bind(lib, "cudnnGetConvolutionBackwardDataWorkspaceSize", a.backward_data_workspace) &&
-            bind(lib, "cudnnConvolutionBackwardData", a.backward_data) &&
-            bind(lib, "cudnnGetConvolutionBackwardFilterAlgorithm_v7", a.backward_filter_algorithms) &&
-            bind(lib, "cudnnGetConvolutionBackwardFilterWorkspaceSize", a.backward_filter_workspace) &&
-            bind(lib, "cudnnConvolutionBackwardFilter", a.backward_filter) &&
-            bind(lib, "cudnnFindConvolutionForwardAlgorithmEx", a.find_forward) &&
-            bind(lib, "cudnnFindConvolutionBackwardDataAlgorithmEx", a.find_backward_data) &&
-            bind(lib, "cudnnFindConvolutionBackwardFilterAlgorithmEx", a.find_backward_filter);
-  // cuDNN 9's legacy convolution API; an older major version has other signatures.
+            bind(lib, "cudnnBackendCreateDescriptor", a.backend_create) &&
+            bind(lib, "cudnnBackendDestroyDescriptor", a.backend_destroy) &&
+            bind(lib, "cudnnBackendSetAttribute", a.backend_set) &&
+            bind(lib, "cudnnBackendGetAttribute", a.backend_get) &&
+            bind(lib, "cudnnBackendFinalize", a.backend_finalize) &&
+            bind(lib, "cudnnBackendExecute", a.backend_execute);
+  // cuDNN 9's graph API; another major version may number its attributes otherwise.
   l.ok = ok && a.get_version() / 10000 == CUDNN_MAJOR;
   return l;
 }

@@ -15,30 +15,13 @@ struct CudnnApi {
   decltype(&cudnnGetErrorString) error_string;
   decltype(&cudnnCreate) create;
   decltype(&cudnnSetStream) set_stream;
-  decltype(&cudnnCreateTensorDescriptor) create_tensor;
-  decltype(&cudnnSetTensorNdDescriptor) set_tensor;
-  decltype(&cudnnDestroyTensorDescriptor) destroy_tensor;
-  decltype(&cudnnCreateFilterDescriptor) create_filter;
-  decltype(&cudnnSetFilterNdDescriptor) set_filter;
-  decltype(&cudnnDestroyFilterDescriptor) destroy_filter;
-  decltype(&cudnnCreateConvolutionDescriptor) create_conv;
-  decltype(&cudnnSetConvolutionNdDescriptor) set_conv;
-  decltype(&cudnnSetConvolutionGroupCount) set_group_count;
-  decltype(&cudnnSetConvolutionMathType) set_math_type;
-  decltype(&cudnnDestroyConvolutionDescriptor) destroy_conv;
-  decltype(&cudnnGetConvolutionForwardAlgorithm_v7) forward_algorithms;
-  decltype(&cudnnGetConvolutionForwardWorkspaceSize) forward_workspace;
-  decltype(&cudnnConvolutionForward) forward;
-  decltype(&cudnnGetConvolutionBackwardDataAlgorithm_v7) backward_data_algorithms;
-  decltype(&cudnnGetConvolutionBackwardDataWorkspaceSize) backward_data_workspace;
-  decltype(&cudnnConvolutionBackwardData) backward_data;
-  decltype(&cudnnGetConvolutionBackwardFilterAlgorithm_v7) backward_filter_algorithms;
-  decltype(&cudnnGetConvolutionBackwardFilterWorkspaceSize) backward_filter_workspace;
-  decltype(&cudnnConvolutionBackwardFilter) backward_filter;
-  // benchmark mode (kiln::cuda::set_cudnn_benchmark): time the algorithms once per shape
-  decltype(&cudnnFindConvolutionForwardAlgorithmEx) find_forward;
-  decltype(&cudnnFindConvolutionBackwardDataAlgorithmEx) find_backward_data;
-  decltype(&cudnnFindConvolutionBackwardFilterAlgorithmEx) find_backward_filter;
+  // the graph ("backend") API: plans built once per shape, then executed with a variant pack
+  decltype(&cudnnBackendCreateDescriptor) backend_create;
+  decltype(&cudnnBackendDestroyDescriptor) backend_destroy;
+  decltype(&cudnnBackendSetAttribute) backend_set;
+  decltype(&cudnnBackendGetAttribute) backend_get;
+  decltype(&cudnnBackendFinalize) backend_finalize;
+  decltype(&cudnnBackendExecute) backend_execute;
 };
 
 // The loaded API, or nullptr when libcudnn cannot be loaded (or lacks a symbol): callers fall
