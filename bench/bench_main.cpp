@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
   std::vector<Case> cases;
   for (auto group :
        {overhead_cases, pointwise_cases, copy_cases, shape_cases, factory_cases, reduction_cases, sorting_cases,
-        linalg_cases, training_cases, indexing_cases, searching_cases, nn_cases, unique_cases, rnn_cases, transformer_cases})
+        linalg_cases, training_cases, indexing_cases, searching_cases, nn_cases, unique_cases, rnn_cases, transformer_cases,
+        cnn_cases})
     for (Case& c : group())
       if (opt.filter.empty() || c.name.find(opt.filter) != std::string::npos) cases.push_back(std::move(c));
 

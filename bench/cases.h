@@ -22,6 +22,7 @@ std::vector<Case> nn_cases();
 std::vector<Case> unique_cases();
 std::vector<Case> rnn_cases();
 std::vector<Case> transformer_cases();
+std::vector<Case> cnn_cases();
 
 }  // namespace kiln_bench
 #endif  // KILN_BENCH_CASES_H_

@@ -1,7 +1,8 @@
 // One training step of an MLP (784-256-256-10, relu, batch 128, cross-entropy, backward,
 // SGD update), the same weights and data on both sides; and an AdamW step alone over 16
 // parameters of [512, 1024] with fixed gradients (kiln's fused _fused_adamw_, libtorch 1.13's
-// torch::optim::AdamW: a sequence of in-place ops per parameter).
+// torch::optim::AdamW: a sequence of in-place ops per parameter), and an SGD step with momentum
+// and weight decay over the same (kiln's _fused_sgd_).
 #include <kiln/kiln.h>
 #include <kiln/optim.h>
 #include <torch/torch.h>
@@ -83,8 +84,32 @@ Case adamw_step() {
           }};
 }
 
+Case sgd_step() {
+  constexpr int kParams = 16;
+  constexpr int64_t kRows = 512, kCols = 1024;
+  // per element: param, grad and the momentum buffer read, param and buffer written
+  const double bytes = double(kParams * kRows * kCols) * 4 * 5;
+  return {"SGD step (momentum 0.9, weight_decay 1e-4), 16 params of [512,1024]", "training", bytes, 0, "", [] {
+            auto kp = std::make_shared<std::vector<kiln::Tensor>>();
+            auto tp = std::make_shared<std::vector<at::Tensor>>();
+            for (int i = 0; i < kParams; ++i) {
+              Twin w = twin_randn({kRows, kCols}), g = twin_randn({kRows, kCols});
+              kp->push_back(w.k.detach().requires_grad_());
+              kp->back().set_grad(g.k);
+              tp->push_back(w.t.detach().requires_grad_());
+              tp->back().mutable_grad() = g.t;
+            }
+            kiln::optim::SGDOptions options{1e-4};
+            options.momentum = 0.9, options.weight_decay = 1e-4;
+            auto k = std::make_shared<kiln::optim::SGD>(*kp, options);
+            auto t = std::make_shared<torch::optim::SGD>(
+                *tp, torch::optim::SGDOptions(1e-4).momentum(0.9).weight_decay(1e-4));
+            return Prepared{[k, kp] { k->step(); }, [t, tp] { t->step(); }};
+          }};
+}
+
 }  // namespace
 
-std::vector<Case> training_cases() { return {mlp_step(), adamw_step()}; }
+std::vector<Case> training_cases() { return {mlp_step(), adamw_step(), sgd_step()}; }
 
 }  // namespace kiln_bench

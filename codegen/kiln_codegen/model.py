@@ -101,6 +101,15 @@ META_FAMILIES = {
     "layer_norm_backward": dict(custom=True, plan="LayerNormPlan", header="normalization", dense_inputs=True, plan_only=True, inplace=False,
                                 results=["self"],
                                 result_sizes={"grad_weight": "param_sizes", "grad_bias": "param_sizes"}),
+    # batch norm's training kernels: per-channel statistics of [N, C, *] (in the compute dtype,
+    # float32 for 16-bit inputs) and the backward's input, weight and bias gradients
+    "batch_norm": dict(custom=True, plan="BatchNormPlan", header="normalization", dense_inputs=True, plan_only=True,
+                       inplace=False, results=["self"],
+                       result_sizes={"save_mean": "stat_sizes", "save_invstd": "stat_sizes"},
+                       result_dtypes={"save_mean": "stat_dtype", "save_invstd": "stat_dtype"}),
+    "batch_norm_backward": dict(custom=True, plan="BatchNormPlan", header="normalization", dense_inputs=True,
+                                plan_only=True, inplace=False, results=["self"],
+                                result_sizes={"grad_weight": "stat_sizes", "grad_bias": "stat_sizes"}),
     # convolution (kiln/meta/convolution.h): one plan of an im2col'd image and the matrix
     # products per group, for the convolution, its weight gradient and unfold/fold
     "convolution": dict(custom=True, plan="ConvPlan", header="convolution", dense_inputs=True, plan_only=True,

@@ -108,25 +108,38 @@ void adam(bool decoupled, const meta::ForeachPlan& plan, const TensorBaseList& s
   }
 }
 
+// [begin, end) of one parameter's dense run, as adam_run: the flags fixed, so the loop vectorizes.
+template <typename T, bool kMomentum, bool kScaled>
+void sgd_run(const fused_optim::SgdStep<math_t<T>>& s, T* __restrict p, T* __restrict g, T* __restrict buf,
+             math_t<T> divisor, int64_t begin, int64_t end) {
+  using M = math_t<T>;
+#pragma omp simd
+  for (int64_t i = begin; i < end; ++i) {
+    M grad = M(g[i]);
+    if constexpr (kScaled) {
+      grad /= divisor;
+      g[i] = T(grad);
+    }
+    M param = M(p[i]), momentum = M(0);
+    if constexpr (kMomentum) momentum = M(buf[i]);
+    fused_optim::sgd_update_as<M, kMomentum>(s, param, grad, momentum);
+    p[i] = T(param);
+    if constexpr (kMomentum) buf[i] = T(momentum);
+  }
+}
+
 template <typename T>
 void sgd_one(const fused_optim::SgdStep<math_t<T>>& s, const DenseGroup& group, GradScale scale) {
-  using M = math_t<T>;
   T* p = group.data<T>(kParam);
   T* g = group.data<T>(kGrad);
   T* buf = group.data<T>(kState0);  // null without momentum
-  const M divisor = M(scale.scale);
-  kiln::detail::parallel_range(group.numel(), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      M grad = M(g[i]);
-      if (scale.given) {
-        grad /= divisor;
-        g[i] = T(grad);
-      }
-      M param = M(p[i]), momentum = buf ? M(buf[i]) : M(0);
-      fused_optim::sgd_update(s, param, grad, momentum);
-      p[i] = T(param);
-      if (buf) buf[i] = T(momentum);
-    }
+  const math_t<T> divisor = math_t<T>(scale.scale);
+  with_flag(buf != nullptr, [&](auto momentum) {
+    with_flag(scale.given, [&](auto scaled) {
+      kiln::detail::parallel_range(group.numel(), [&](int64_t begin, int64_t end) {
+        sgd_run<T, decltype(momentum)::value, decltype(scaled)::value>(s, p, g, buf, divisor, begin, end);
+      });
+    });
   });
 }
 

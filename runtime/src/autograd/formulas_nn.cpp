@@ -1,7 +1,9 @@
 // Backward helpers of the normalization ops (see kiln/autograd/formulas.h).
 #include "kiln/autograd/formulas.h"
 #include "kiln/core.h"
+#include "kiln/gen/api/_batch_norm_training_backward.h"
 #include "kiln/gen/api/mean.h"
+#include "kiln/gen/api/reshape.h"
 #include "kiln/gen/api/native_layer_norm_backward.h"
 #include "kiln/gen/api/rsqrt.h"
 #include "kiln/gen/api/sum.h"
@@ -35,6 +37,33 @@ std::tuple<TensorBase, TensorBase, TensorBase> layer_norm_backward(
   }
   if (mask[1] && weight.defined()) dw = kiln::sum(grad * xhat, batch_dims.ref());
   if (mask[2] && bias_in.defined()) db = kiln::sum(grad, batch_dims.ref());
+  return {dx, dw, db};
+}
+
+std::tuple<TensorBase, TensorBase, TensorBase> batch_norm_training_backward(
+    const TensorBase& grad_in, const TensorBase& input_in, const TensorBase& weight_in, const TensorBase& mean_in,
+    const TensorBase& invstd_in, double eps, std::array<bool, 3> mask) {
+  const Tensor grad(grad_in), input(input_in), weight(weight_in);
+  if (!GradMode::is_enabled()) {  // plain backward: the fused kernel
+    auto [dx, dw, db] =
+        kiln::_batch_norm_training_backward(grad, input, weight, Tensor(mean_in), Tensor(invstd_in));
+    return {mask[0] ? dx : Tensor(), mask[1] && weight.defined() ? dw : Tensor(), mask[2] ? db : Tensor()};
+  }
+  // create_graph: differentiable ops over every dim but the channels', the statistics recomputed
+  DimVector dims{0};
+  for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
+  DimVector channel_shape(size_t(input.dim() - 1), 1);  // [C, 1, ..., 1] against [N, C, *]
+  channel_shape[0] = input.size(1);
+  const Tensor mu = kiln::mean(input, dims.ref(), /*keepdim=*/true);
+  const Tensor rs = kiln::rsqrt(kiln::var(input, dims.ref(), Scalar(0), /*keepdim=*/true) + eps);
+  const Tensor xhat = (input - mu) * rs;
+  Tensor dx, dw, db;
+  if (mask[0]) {
+    const Tensor g = weight.defined() ? grad * kiln::reshape(weight, channel_shape) : grad;
+    dx = rs * (g - kiln::mean(g, dims.ref(), true) - xhat * kiln::mean(g * xhat, dims.ref(), true));
+  }
+  if (mask[1] && weight.defined()) dw = kiln::sum(grad * xhat, dims.ref());
+  if (mask[2]) db = kiln::sum(grad, dims.ref());
   return {dx, dw, db};
 }
 

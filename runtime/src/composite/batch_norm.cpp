@@ -1,11 +1,13 @@
-// batch_norm and instance_norm over native_layer_norm's fused kernels: in training, each channel's
-// values (over the batch and spatial dims) are moved into one contiguous row, normalized there,
-// and moved back, so the statistics and the backward are layer_norm's (autograd records the
-// parts). 16-bit inputs are normalized in float32. The running statistics are updated in place
+// batch_norm and instance_norm. In training on the CPU, the fused kernel op _batch_norm_training
+// (statistics, normalization and the affine step; its backward _batch_norm_training_backward);
+// on CUDA, still over native_layer_norm's kernels: each channel's values (over the batch and
+// spatial dims) are moved into one contiguous row, normalized there, and moved back (autograd
+// records the parts). 16-bit inputs are normalized in float32. The running statistics are updated in place
 // without history: running = (1 - momentum) * running + momentum * batch, with the unbiased
 // batch variance, as PyTorch's.
 #include "kiln/gen/composite.h"
 #include "kiln/core.h"
+#include "kiln/gen/api/_batch_norm_training.h"
 #include "kiln/gen/api/mean.h"
 #include "kiln/gen/api/native_batch_norm.h"
 #include "kiln/gen/api/native_layer_norm.h"
@@ -47,19 +49,32 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
   const DType dt = input.dtype();
   const DType stat_dtype = running_mean.defined() ? running_mean.dtype() : dt;
   Tensor y, save_mean, save_invstd;
+  bool affine_done = false;
   if (training) {
-    // [N, C, *] -> [C, N * prod(*)]: one row per channel (a copy), in float32 for 16-bit inputs
     const bool reduced = dt == DType::Float16 || dt == DType::BFloat16;
-    Tensor rows = kiln::reshape(input.transpose(0, 1), {C, -1});
-    if (reduced) rows = rows.to(DType::Float32);
-    const int64_t n = rows.size(1);
-    auto [normed, mean, rstd] = kiln::native_layer_norm(rows, {n}, Tensor(), Tensor(), eps);
-    DimVector moved = input.sizes();
-    std::swap(moved[0], moved[1]);
-    y = kiln::reshape(normed, moved).transpose(0, 1).contiguous();
-    if (reduced) y = y.to(dt);
-    save_mean = kiln::reshape(mean, {C});
-    save_invstd = kiln::reshape(rstd, {C});
+    const int64_t n = C > 0 ? input.numel() / C : 0;
+    if (input.device().is_cpu()) {
+      // the fused kernel (statistics, normalization and the affine step in one op), in float32
+      // for 16-bit inputs; weight and bias in the compute dtype
+      const DType cdt = reduced ? DType::Float32 : dt;
+      auto in_compute = [&](const Tensor& t) { return t.defined() && t.dtype() != cdt ? t.to(cdt) : t; };
+      auto [out, mean, invstd] = kiln::_batch_norm_training(in_compute(input), in_compute(weight), in_compute(bias), eps);
+      y = reduced ? out.to(dt) : out;
+      save_mean = mean;
+      save_invstd = invstd;
+      affine_done = true;
+    } else {
+      // [N, C, *] -> [C, N * prod(*)]: one row per channel (a copy) for layer_norm's kernels
+      Tensor rows = kiln::reshape(input.transpose(0, 1), {C, -1});
+      if (reduced) rows = rows.to(DType::Float32);
+      auto [normed, mean, rstd] = kiln::native_layer_norm(rows, {n}, Tensor(), Tensor(), eps);
+      DimVector moved = input.sizes();
+      std::swap(moved[0], moved[1]);
+      y = kiln::reshape(normed, moved).transpose(0, 1).contiguous();
+      if (reduced) y = y.to(dt);
+      save_mean = kiln::reshape(mean, {C});
+      save_invstd = kiln::reshape(rstd, {C});
+    }
     if (running_mean.defined() && n > 0) {  // an empty batch leaves the running statistics alone
       NoGradGuard no_grad;
       const Tensor batch_var =
@@ -78,8 +93,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
     save_mean = kiln::empty({0}, TensorOptions(stat_dtype, input.device()));
     save_invstd = kiln::empty({0}, TensorOptions(stat_dtype, input.device()));
   }
-  if (weight.defined()) y = y * per_channel(weight, input.dim());
-  if (bias.defined()) y = y + per_channel(bias, input.dim());
+  if (!affine_done && weight.defined()) y = y * per_channel(weight, input.dim());
+  if (!affine_done && bias.defined()) y = y + per_channel(bias, input.dim());
   return {y, save_mean, save_invstd};
 }
 

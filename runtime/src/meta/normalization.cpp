@@ -64,4 +64,49 @@ LayerNormPlan layer_norm_backward(const char* op, const TensorBase& grad_out, co
   return plan;
 }
 
+BatchNormPlan batch_norm(const char* op, const TensorBase& input, const TensorBase& weight, const TensorBase& bias,
+                         double eps) {
+  KILN_CHECK(input.dim() >= 2, ShapeError, op, "input", "expected 2 or more dimensions (got ", input.dim(), ")");
+  BatchNormPlan plan;
+  plan.N = input.size(0);
+  plan.C = input.size(1);
+  plan.HW = 1;
+  for (int64_t d = 2; d < input.dim(); ++d) plan.HW *= input.size(d);
+  for (const auto& [name, p] : {std::pair<const char*, const TensorBase*>{"weight", &weight}, {"bias", &bias}}) {
+    if (!p->defined()) continue;
+    // PyTorch's message: "weight should contain 3 elements not 4"
+    KILN_CHECK(p->dim() == 1 && p->numel() == plan.C, ShapeError, op, name, name, " should contain ", plan.C,
+               " elements not ", p->numel());
+    KILN_CHECK(p->dtype() == input.dtype(), DTypeError, op, name, "expected ", name, " to have dtype ",
+               dtype_name(input.dtype()), ", got ", dtype_name(p->dtype()));
+    KILN_CHECK(p->device() == input.device(), DeviceError, op, name, "expected ", name, " on ", input.device().str(),
+               ", got ", p->device().str());
+  }
+  KILN_CHECK(eps >= 0, ValueError, op, "eps", "expected eps >= 0, got ", eps);
+  plan.eps = eps;
+  plan.sizes = input.sizes();
+  plan.stat_sizes = {plan.C};
+  plan.dtype = input.dtype();
+  plan.stat_dtype = input.dtype() == DType::Float16 || input.dtype() == DType::BFloat16 ? DType::Float32 : input.dtype();
+  return plan;
+}
+
+BatchNormPlan batch_norm_backward(const char* op, const TensorBase& grad_out, const TensorBase& input,
+                                  const TensorBase& weight, const TensorBase& save_mean,
+                                  const TensorBase& save_invstd) {
+  BatchNormPlan plan = batch_norm(op, input, weight, TensorBase(), 0.0);
+  KILN_CHECK(grad_out.sizes().equals(input.sizes()), ShapeError, op, "grad_out", "expected grad_out of shape ",
+             shape_str(input.sizes()), ", got ", shape_str(grad_out.sizes()));
+  KILN_CHECK(grad_out.dtype() == input.dtype(), DTypeError, op, "grad_out", "expected grad_out to have dtype ",
+             dtype_name(input.dtype()), ", got ", dtype_name(grad_out.dtype()));
+  for (const auto& [name, t] :
+       {std::pair<const char*, const TensorBase*>{"save_mean", &save_mean}, {"save_invstd", &save_invstd}}) {
+    KILN_CHECK(t->numel() == plan.C, ShapeError, op, name, "expected ", name, " with ", plan.C,
+               " elements (one per channel), got ", shape_str(t->sizes()));
+    KILN_CHECK(t->dtype() == plan.stat_dtype, DTypeError, op, name, "expected ", name, " to have dtype ",
+               dtype_name(plan.stat_dtype), ", got ", dtype_name(t->dtype()));
+  }
+  return plan;
+}
+
 }  // namespace kiln::meta

@@ -85,16 +85,24 @@ struct SgdStep {
   bool nesterov, maximize, first;  // first: each buffer starts at the gradient
 };
 
-// One element; buf is read and written only when momentum != 0.
-template <typename M>
-KILN_HOST_DEVICE inline void sgd_update(const SgdStep<M>& s, M& p, M g, M& buf) {
-  if (s.maximize) g = -g;
-  if (s.weight_decay != M(0)) g += s.weight_decay * p;
-  if (s.momentum != M(0)) {
+// One element, whether there is momentum fixed at compile time (buf is read and written only
+// with it); the other options are selects, so a loop over elements vectorizes (the CPU's).
+template <typename M, bool kMomentum>
+KILN_HOST_DEVICE inline void sgd_update_as(const SgdStep<M>& s, M& p, M g, M& buf) {
+  g = s.maximize ? -g : g;
+  g = s.weight_decay != M(0) ? g + s.weight_decay * p : g;  // not p * 0: an infinite p stays out
+  if constexpr (kMomentum) {
     buf = s.first ? g : s.momentum * buf + (M(1) - s.dampening) * g;
     g = s.nesterov ? g + s.momentum * buf : buf;
   }
   p -= s.lr * g;
+}
+
+// The same with momentum read at run time (momentum != 0).
+template <typename M>
+KILN_HOST_DEVICE inline void sgd_update(const SgdStep<M>& s, M& p, M g, M& buf) {
+  if (s.momentum != M(0)) sgd_update_as<M, true>(s, p, g, buf);
+  else sgd_update_as<M, false>(s, p, g, buf);
 }
 
 }  // namespace kiln::fused_optim

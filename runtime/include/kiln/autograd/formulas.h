@@ -93,6 +93,11 @@ std::tuple<TensorBase, TensorBase, TensorBase> layer_norm_backward(const TensorB
                                                                    const TensorBase& rstd, const TensorBase& weight,
                                                                    const TensorBase& bias, double eps,
                                                                    std::array<bool, 3> grad_input_mask);
+// _batch_norm_training's input, weight and bias gradients, the same way: the fused kernel
+// (_batch_norm_training_backward) in a plain backward, differentiable ops under create_graph.
+std::tuple<TensorBase, TensorBase, TensorBase> batch_norm_training_backward(
+    const TensorBase& grad, const TensorBase& input, const TensorBase& weight, const TensorBase& save_mean,
+    const TensorBase& save_invstd, double eps, std::array<bool, 3> grad_input_mask);
 // Convolution (runtime/src/autograd/formulas_conv.cpp). The input's gradient of
 // convolution(input of input_sizes, weight, ...): the adjoint convolution of grad (transposed
 // flipped), fitted to input_sizes; differentiable, so every derivative order stays in these ops.

@@ -1,7 +1,8 @@
 #ifndef KILN_RUNTIME_INCLUDE_KILN_META_NORMALIZATION_H_
 #define KILN_RUNTIME_INCLUDE_KILN_META_NORMALIZATION_H_
-// Normalization ops' meta steps (`meta: layer_norm`, `layer_norm_backward`): PyTorch's checks and
-// messages, and the [M, N] rows both backends walk (N = normalized_shape's numel).
+// Normalization ops' meta steps (`meta: layer_norm`, `layer_norm_backward`, `batch_norm`,
+// `batch_norm_backward`): PyTorch's checks and messages, and the [M, N] rows both backends walk
+// (N = normalized_shape's numel), or batch norm's [N, C, HW] planes.
 //   void kiln::<backend>::native_layer_norm(const meta::LayerNormPlan& plan, const TensorBase& output,
 //       const TensorBase& mean, const TensorBase& rstd, const TensorBase& input, const TensorBase& weight,
 //       const TensorBase& bias)
@@ -9,8 +10,17 @@
 //       const TensorBase& grad_weight, const TensorBase& grad_bias, const TensorBase& grad_out,
 //       const TensorBase& input, const TensorBase& mean, const TensorBase& rstd, const TensorBase& weight,
 //       const TensorBase& bias)
+//   void kiln::<backend>::_batch_norm_training(const meta::BatchNormPlan& plan, const TensorBase& output,
+//       const TensorBase& save_mean, const TensorBase& save_invstd, const TensorBase& input,
+//       const TensorBase& weight, const TensorBase& bias)
+//   void kiln::<backend>::_batch_norm_training_backward(const meta::BatchNormPlan& plan,
+//       const TensorBase& grad_input, const TensorBase& grad_weight, const TensorBase& grad_bias,
+//       const TensorBase& grad_out, const TensorBase& input, const TensorBase& weight,
+//       const TensorBase& save_mean, const TensorBase& save_invstd)
 // Tensors are contiguous; weight and bias may be undefined (no affine step; the backward then
-// still writes grad_weight and grad_bias as if they were ones and zeros).
+// still writes grad_weight and grad_bias as if they were ones and zeros). Batch norm walks an
+// input [N, C, *] as N * C planes of HW elements; its statistics are per channel, in the
+// compute dtype (float32 for 16-bit inputs).
 #include "kiln/tensor_base.h"
 
 namespace kiln::meta {
@@ -24,11 +34,26 @@ struct LayerNormPlan {
   DType dtype = DType::Float32;
 };
 
+struct BatchNormPlan {
+  int64_t N = 0, C = 0, HW = 0;  // samples, channels, elements per (sample, channel) plane
+  double eps = 0;
+  DimVector sizes;       // input's (output, grad_input)
+  DimVector stat_sizes;  // [C]: save_mean, save_invstd, grad_weight, grad_bias
+  DType dtype = DType::Float32;
+  DType stat_dtype = DType::Float32;  // the compute dtype: float32 for 16-bit inputs
+};
+
 LayerNormPlan layer_norm(const char* op, const TensorBase& input, IntArrayRef normalized_shape,
                          const TensorBase& weight, const TensorBase& bias, double eps);
 LayerNormPlan layer_norm_backward(const char* op, const TensorBase& grad_out, const TensorBase& input,
                                   IntArrayRef normalized_shape, const TensorBase& mean, const TensorBase& rstd,
                                   const TensorBase& weight, const TensorBase& bias);
+
+BatchNormPlan batch_norm(const char* op, const TensorBase& input, const TensorBase& weight, const TensorBase& bias,
+                         double eps);
+BatchNormPlan batch_norm_backward(const char* op, const TensorBase& grad_out, const TensorBase& input,
+                                  const TensorBase& weight, const TensorBase& save_mean,
+                                  const TensorBase& save_invstd);
 
 }  // namespace kiln::meta
 #endif  // KILN_RUNTIME_INCLUDE_KILN_META_NORMALIZATION_H_
