@@ -154,6 +154,24 @@ std::vector<Case> cases() {
                    kiln::TensorList r = kiln::autograd::grad({kiln::layer_norm(x, {1024}, w, b)}, {x, w, b}, {g});
                  });
                }});
+  const double bn_elems = 32.0 * 64 * 56 * 56;
+  c.push_back({"batch_norm training [32,64,56,56] fwd", 3 * bn_elems * kF32, 0, [] {
+                 kiln::Tensor x = randn({32, 64, 56, 56}), w = randn({64}), b = randn({64});
+                 kiln::Tensor rm = kiln::zeros({64}, kiln::TensorOptions(kiln::kFloat32, kCuda)),
+                              rv = kiln::ones({64}, kiln::TensorOptions(kiln::kFloat32, kCuda));
+                 return std::function<void()>(
+                     [=] { kiln::Tensor r = kiln::batch_norm(x, w, b, rm, rv, true, 0.1, 1e-5, true); });
+               }});
+  c.push_back({"batch_norm training [32,64,56,56] fwd+bwd", 5 * bn_elems * kF32, 0, [] {
+                 kiln::Tensor x = randn({32, 64, 56, 56}).requires_grad_(), w = randn({64}).requires_grad_(),
+                              b = randn({64}).requires_grad_(), g = randn({32, 64, 56, 56});
+                 kiln::Tensor rm = kiln::zeros({64}, kiln::TensorOptions(kiln::kFloat32, kCuda)),
+                              rv = kiln::ones({64}, kiln::TensorOptions(kiln::kFloat32, kCuda));
+                 return std::function<void()>([=] {
+                   kiln::TensorList r =
+                       kiln::autograd::grad({kiln::batch_norm(x, w, b, rm, rv, true, 0.1, 1e-5, true)}, {x, w, b}, {g});
+                 });
+               }});
   for (kiln::DType dt : {kiln::kFloat32, kiln::kBFloat16}) {
     const std::string suffix = dt == kiln::kFloat32 ? " float32" : " bfloat16";
     const double flops = 2.0 * 16 * 64 * 56 * 56 * 64 * 9;

@@ -111,6 +111,22 @@ def layer_norm(backward):
     return prepare
 
 
+BN_ELEMS = 32 * 64 * 56 * 56
+
+
+def batch_norm(backward):
+    def prepare():
+        F = torch.nn.functional
+        x, w, b = randn(32, 64, 56, 56), randn(64), randn(64)
+        rm, rv = torch.zeros(64, device="cuda"), torch.ones(64, device="cuda")
+        if not backward:
+            return lambda: F.batch_norm(x, rm, rv, w, b, training=True)
+        x, w, b = (t.requires_grad_() for t in (x, w, b))
+        g = randn(32, 64, 56, 56)
+        return lambda: torch.autograd.grad(F.batch_norm(x, rm, rv, w, b, training=True), (x, w, b), g)
+    return prepare
+
+
 def conv2d(dtype, backward):
     def prepare():
         F = torch.nn.functional
@@ -173,6 +189,8 @@ def cases():
         ("bmm [64,512,512] float32", 0, 2.0 * 64 * 512 ** 3, pair([64, 512, 512], [64, 512, 512], torch.bmm)),
         ("layer_norm [4096,1024] fwd", 2 * 4096 * 1024 * F32, 0, layer_norm(False)),
         ("layer_norm [4096,1024] fwd+bwd", 5 * 4096 * 1024 * F32, 0, layer_norm(True)),
+        ("batch_norm training [32,64,56,56] fwd", 3 * BN_ELEMS * F32, 0, batch_norm(False)),
+        ("batch_norm training [32,64,56,56] fwd+bwd", 5 * BN_ELEMS * F32, 0, batch_norm(True)),
         ("conv2d [16,64,56,56] x [64,64,3,3] float32 fwd", 0, CONV_FLOPS, conv2d(torch.float32, False)),
         ("conv2d [16,64,56,56] x [64,64,3,3] float32 fwd+bwd", 0, 3 * CONV_FLOPS, conv2d(torch.float32, True)),
         ("conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd", 0, CONV_FLOPS, conv2d(torch.bfloat16, False)),

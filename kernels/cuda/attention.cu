@@ -21,7 +21,7 @@
 namespace kiln::cuda {
 namespace {
 
-constexpr int kThreads = 256;                        // per row of scores
+constexpr int kThreads = 256;                      // per row of scores
 constexpr int64_t kScoreBytes = int64_t(8) << 20;  // a chunk's scores (the backward keeps two)
 
 template <typename C>

@@ -16,11 +16,8 @@
 #ifndef KILN_WITH_CUDNN
 
 namespace kiln::cuda::detail {
-bool cudnn_convolution(const meta::ConvPlan&, const TensorBase&, const TensorBase&, const TensorBase&) {
-  return false;
-}
-bool cudnn_convolution_backward_weight(const meta::ConvPlan&, const TensorBase&, const TensorBase&,
-                                       const TensorBase&) {
+bool cudnn_convolution(const meta::ConvPlan&, const TensorBase&, const TensorBase&, const TensorBase&) { return false; }
+bool cudnn_convolution_backward_weight(const meta::ConvPlan&, const TensorBase&, const TensorBase&, const TensorBase&) {
   return false;
 }
 }  // namespace kiln::cuda::detail
@@ -100,11 +97,12 @@ cudnnHandle_t handle_for(const CudnnApi& api, int device, cudaStream_t stream, c
 }
 
 bool data_type(DType d, cudnnDataType_t& data, cudnnDataType_t& compute) {
+  compute = d == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;  // 16-bit inputs sum in float32
   switch (d) {
-    case DType::Float32: data = compute = CUDNN_DATA_FLOAT; return true;
-    case DType::Float64: data = compute = CUDNN_DATA_DOUBLE; return true;
-    case DType::Float16: data = CUDNN_DATA_HALF, compute = CUDNN_DATA_FLOAT; return true;  // float32 sums
-    case DType::BFloat16: data = CUDNN_DATA_BFLOAT16, compute = CUDNN_DATA_FLOAT; return true;
+    case DType::Float32: data = CUDNN_DATA_FLOAT; return true;
+    case DType::Float64: data = CUDNN_DATA_DOUBLE; return true;
+    case DType::Float16: data = CUDNN_DATA_HALF; return true;
+    case DType::BFloat16: data = CUDNN_DATA_BFLOAT16; return true;
     default: return false;
   }
 }
@@ -156,7 +154,7 @@ int64_t alignment_of(const void* p) {
 }
 
 struct Plan {
-  cudnnBackendDescriptor_t plan = nullptr;  // null: cuDNN has none for this shape (kiln's kernels run)
+  cudnnBackendDescriptor_t plan = nullptr;    // null: cuDNN has none for this shape (kiln's kernels run)
   cudnnBackendDescriptor_t config = nullptr;  // its engine config, kept alive with it
   int64_t workspace = 0;
 };
@@ -377,7 +375,9 @@ bool run(Pass pass, const meta::ConvPlan& p, const TensorBase& dst, const Tensor
   void* const pointers[3] = {
       pass == Pass::BackwardData ? dst.data_ptr() : a.data_ptr(),
       pass == Pass::BackwardFilter ? dst.data_ptr() : b.data_ptr(),
-      pass == Pass::Forward ? dst.data_ptr() : pass == Pass::BackwardData ? a.data_ptr() : b.data_ptr(),
+      pass == Pass::Forward        ? dst.data_ptr()
+      : pass == Pass::BackwardData ? a.data_ptr()
+                                   : b.data_ptr(),
   };
   const int64_t align[3] = {alignment_of(pointers[0]), alignment_of(pointers[1]), alignment_of(pointers[2])};
   const bool deterministic = are_deterministic_algorithms_enabled();
@@ -395,8 +395,8 @@ bool run(Pass pass, const meta::ConvPlan& p, const TensorBase& dst, const Tensor
 
   // Plans per thread (built with this thread's handle), never freed: a process keeps few shapes.
   thread_local std::map<std::vector<int64_t>, Plan> cache;
-  std::vector<int64_t> key{int64_t(pass), device,   int64_t(p.dtype), p.groups,  align[0],
-                           align[1],      align[2], deterministic,    tf32,      benchmark};
+  std::vector<int64_t> key{int64_t(pass), device,   int64_t(p.dtype), p.groups, align[0],
+                           align[1],      align[2], deterministic,    tf32,     benchmark};
   for (const auto* v : {&g.x, &g.y, &g.w, &g.pad, &g.stride, &g.dilation}) key.insert(key.end(), v->begin(), v->end());
   auto it = cache.find(key);
   if (it == cache.end()) {

@@ -35,14 +35,13 @@ Loaded load() {
   if (!lib) lib = dlopen("libcudnn.so", RTLD_NOW | RTLD_LOCAL);
   if (!lib) return l;
   CudnnApi& a = l.api;
-  bool ok = bind(lib, "cudnnGetVersion", a.get_version) && bind(lib, "cudnnGetErrorString", a.error_string) &&
-            bind(lib, "cudnnCreate", a.create) && bind(lib, "cudnnSetStream", a.set_stream) &&
-            bind(lib, "cudnnBackendCreateDescriptor", a.backend_create) &&
-            bind(lib, "cudnnBackendDestroyDescriptor", a.backend_destroy) &&
-            bind(lib, "cudnnBackendSetAttribute", a.backend_set) &&
-            bind(lib, "cudnnBackendGetAttribute", a.backend_get) &&
-            bind(lib, "cudnnBackendFinalize", a.backend_finalize) &&
-            bind(lib, "cudnnBackendExecute", a.backend_execute);
+  bool ok =
+      bind(lib, "cudnnGetVersion", a.get_version) && bind(lib, "cudnnGetErrorString", a.error_string) &&
+      bind(lib, "cudnnCreate", a.create) && bind(lib, "cudnnSetStream", a.set_stream) &&
+      bind(lib, "cudnnBackendCreateDescriptor", a.backend_create) &&
+      bind(lib, "cudnnBackendDestroyDescriptor", a.backend_destroy) &&
+      bind(lib, "cudnnBackendSetAttribute", a.backend_set) && bind(lib, "cudnnBackendGetAttribute", a.backend_get) &&
+      bind(lib, "cudnnBackendFinalize", a.backend_finalize) && bind(lib, "cudnnBackendExecute", a.backend_execute);
   // cuDNN 9's graph API; another major version may number its attributes otherwise.
   l.ok = ok && a.get_version() / 10000 == CUDNN_MAJOR;
   return l;

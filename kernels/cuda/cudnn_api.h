@@ -1,7 +1,7 @@
 #ifndef KILN_KERNELS_CUDA_CUDNN_API_H_
 #define KILN_KERNELS_CUDA_CUDNN_API_H_
-// cuDNN, loaded on first use instead of linked (as cuBLAS, cublas_api.h): its engine libraries
-// are over 1 GB, a build may find the headers but a machine lack the library, and either way
+// cuDNN, loaded on first use instead of linked (as cuBLAS, cublas_api.h): its libraries are
+// about 470 MB, a build may find the headers but a machine lack the library, and either way
 // convolutions must still run (kernels/cuda/convolution.cu falls back to im2col + cuBLAS).
 // Built only when CMake found cudnn.h (KILN_CUDNN=AUTO or ON defines KILN_WITH_CUDNN). Entry
 // points are typed from the toolkit's headers, so a signature change fails to compile.

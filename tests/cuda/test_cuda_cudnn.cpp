@@ -49,17 +49,22 @@ struct Mode {
   const char* name;
   bool cudnn, benchmark;
 };
-const Mode kModes[] = {{"cudnn heuristics", true, false}, {"cudnn benchmark", true, true}, {"kiln kernels", false, false}};
+const Mode kModes[] = {
+    {"cudnn heuristics", true, false}, {"cudnn benchmark", true, true}, {"kiln kernels", false, false}};
 
 struct Tol {
   double rtol, atol;
 };
 Tol tol_of(DType d) {
   switch (d) {
-    case DType::Float64: return {1e-10, 1e-10};
-    case DType::Float32: return {1e-4, 1e-4};
-    case DType::Float16: return {1e-2, 5e-2};
-    default: return {3e-2, 2e-1};  // bfloat16: 8-bit mantissa
+    case DType::Float64:
+      return {1e-10, 1e-10};
+    case DType::Float32:
+      return {1e-4, 1e-4};
+    case DType::Float16:
+      return {1e-2, 5e-2};
+    default:
+      return {3e-2, 2e-1};  // bfloat16: 8-bit mantissa
   }
 }
 
@@ -77,8 +82,7 @@ Tensor conv(const ConvCase& c, const Tensor& x, const Tensor& w, const Tensor& b
 
 // The case's output, input gradient and weight gradient on `device` for inputs already rounded
 // to their dtype; the input gradient through autograd, the weight's through its op.
-std::vector<Tensor> run_case(const ConvCase& c, const Tensor& x, const Tensor& w, const Tensor& b,
-                             const Tensor& grad) {
+std::vector<Tensor> run_case(const ConvCase& c, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& grad) {
   Tensor xv = x.detach().clone().requires_grad_(true);
   Tensor out = conv(c, xv, w, b);
   out.backward(grad);

@@ -45,8 +45,7 @@ std::tuple<TensorBase, TensorBase, TensorBase> batch_norm_training_backward(
     const TensorBase& invstd_in, double eps, std::array<bool, 3> mask) {
   const Tensor grad(grad_in), input(input_in), weight(weight_in);
   if (!GradMode::is_enabled()) {  // plain backward: the fused kernel
-    auto [dx, dw, db] =
-        kiln::_batch_norm_training_backward(grad, input, weight, Tensor(mean_in), Tensor(invstd_in));
+    auto [dx, dw, db] = kiln::_batch_norm_training_backward(grad, input, weight, Tensor(mean_in), Tensor(invstd_in));
     return {mask[0] ? dx : Tensor(), mask[1] && weight.defined() ? dw : Tensor(), mask[2] ? db : Tensor()};
   }
   // create_graph: differentiable ops over every dim but the channels', the statistics recomputed

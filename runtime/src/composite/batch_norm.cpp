@@ -1,8 +1,7 @@
 // batch_norm and instance_norm. In training on the CPU, the fused kernel op _batch_norm_training
 // (statistics, normalization and the affine step; its backward _batch_norm_training_backward);
-// on CUDA, still over native_layer_norm's kernels: each channel's values (over the batch and
-// spatial dims) are moved into one contiguous row, normalized there, and moved back (autograd
-// records the parts). 16-bit inputs are normalized in float32. The running statistics are updated in place
+// on CUDA, for now, layer_norm's kernels over a copy with one row per channel. 16-bit inputs are
+// normalized in float32. The running statistics are updated in place
 // without history: running = (1 - momentum) * running + momentum * batch, with the unbiased
 // batch variance, as PyTorch's.
 #include "kiln/gen/composite.h"
@@ -49,7 +48,6 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
   const DType dt = input.dtype();
   const DType stat_dtype = running_mean.defined() ? running_mean.dtype() : dt;
   Tensor y, save_mean, save_invstd;
-  bool affine_done = false;
   if (training) {
     const bool reduced = dt == DType::Float16 || dt == DType::BFloat16;
     const int64_t n = C > 0 ? input.numel() / C : 0;
@@ -58,13 +56,15 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
       // for 16-bit inputs; weight and bias in the compute dtype
       const DType cdt = reduced ? DType::Float32 : dt;
       auto in_compute = [&](const Tensor& t) { return t.defined() && t.dtype() != cdt ? t.to(cdt) : t; };
-      auto [out, mean, invstd] = kiln::_batch_norm_training(in_compute(input), in_compute(weight), in_compute(bias), eps);
+      auto [out, mean, invstd] =
+          kiln::_batch_norm_training(in_compute(input), in_compute(weight), in_compute(bias), eps);
       y = reduced ? out.to(dt) : out;
       save_mean = mean;
       save_invstd = invstd;
-      affine_done = true;
     } else {
-      // [N, C, *] -> [C, N * prod(*)]: one row per channel (a copy) for layer_norm's kernels
+      // CUDA keeps the route the device suite has passed until it has run the fused CUDA kernel
+      // (kernels/cuda/batch_norm.cu, compiled only so far): each channel moved into one
+      // contiguous row of layer_norm's kernels (a copy) and back
       Tensor rows = kiln::reshape(input.transpose(0, 1), {C, -1});
       if (reduced) rows = rows.to(DType::Float32);
       auto [normed, mean, rstd] = kiln::native_layer_norm(rows, {n}, Tensor(), Tensor(), eps);
@@ -72,6 +72,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
       std::swap(moved[0], moved[1]);
       y = kiln::reshape(normed, moved).transpose(0, 1).contiguous();
       if (reduced) y = y.to(dt);
+      if (weight.defined()) y = y * per_channel(weight, input.dim());
+      if (bias.defined()) y = y + per_channel(bias, input.dim());
       save_mean = kiln::reshape(mean, {C});
       save_invstd = kiln::reshape(rstd, {C});
     }
@@ -90,11 +92,11 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
                "running_mean must be defined in evaluation mode");
     const Tensor scale = kiln::rsqrt(running_var + eps);
     y = (input - per_channel(running_mean, input.dim()).to(dt)) * per_channel(scale, input.dim()).to(dt);
+    if (weight.defined()) y = y * per_channel(weight, input.dim());
+    if (bias.defined()) y = y + per_channel(bias, input.dim());
     save_mean = kiln::empty({0}, TensorOptions(stat_dtype, input.device()));
     save_invstd = kiln::empty({0}, TensorOptions(stat_dtype, input.device()));
   }
-  if (!affine_done && weight.defined()) y = y * per_channel(weight, input.dim());
-  if (!affine_done && bias.defined()) y = y + per_channel(bias, input.dim());
   return {y, save_mean, save_invstd};
 }
 

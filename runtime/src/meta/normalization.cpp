@@ -87,7 +87,8 @@ BatchNormPlan batch_norm(const char* op, const TensorBase& input, const TensorBa
   plan.sizes = input.sizes();
   plan.stat_sizes = {plan.C};
   plan.dtype = input.dtype();
-  plan.stat_dtype = input.dtype() == DType::Float16 || input.dtype() == DType::BFloat16 ? DType::Float32 : input.dtype();
+  plan.stat_dtype =
+      input.dtype() == DType::Float16 || input.dtype() == DType::BFloat16 ? DType::Float32 : input.dtype();
   return plan;
 }
 
