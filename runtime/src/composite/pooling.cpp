@@ -1,6 +1,6 @@
 // Pooling ops over the 2-d kernels (ops/pooling.yaml): max_pool2d is max_pool2d_with_indices'
 // values; the 1-d pools run the 2-d kernels on [.., C, 1, W] (as PyTorch's); adaptive_avg_pool2d
-// is _adaptive_avg_pool2d (a mean for 1 x 1); max_unpool2d scatters each value to its index.
+// is _adaptive_avg_pool2d (a mean for 1 x 1 on CUDA); max_unpool2d scatters each value to its index.
 #include "kiln/gen/composite.h"
 #include "kiln/core.h"
 #include "kiln/meta/pooling.h"
@@ -78,8 +78,10 @@ Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
-  // global average pooling is a mean over the plane (a vectorized reduction), as PyTorch's
-  if (output_size.size() == 2 && output_size[0] == 1 && output_size[1] == 1 && (self.dim() == 3 || self.dim() == 4)) {
+  // global average pooling on CUDA is a mean over the plane (a reduction kernel), as PyTorch's; the
+  // CPU kernel sums each plane as one vector run instead (kiln's mean over 49-element rows is slow)
+  if (!self.device().is_cpu() && output_size.size() == 2 && output_size[0] == 1 && output_size[1] == 1 &&
+      (self.dim() == 3 || self.dim() == 4)) {
     meta::adaptive_pool2d("adaptive_avg_pool2d", self, output_size);  // the same checks and messages
     const int64_t plane[2] = {-2, -1};
     return kiln::mean(self, IntArrayRef(plane, 2), /*keepdim=*/true);
