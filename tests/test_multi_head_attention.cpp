@@ -186,7 +186,10 @@ TEST_CASE(
     if (m.need_weights) loss = loss + weighted_sum(weights, 0.23);
     loss.backward();
     REQUIRE(leaves.size() == c.at("grads").size());
-    for (auto& [name, t] : leaves) {
+    for (const auto& leaf : leaves) {
+      // no structured binding: INFO captures `name` in a lambda, which C++17 allows only for variables
+      const std::string& name = leaf.first;
+      Tensor* t = leaf.second;
       INFO("gradient of " << name);
       const json& want = c.at("grads").at(name);
       if (want.is_null()) {  // not used (key and value beside static_k, static_v)
