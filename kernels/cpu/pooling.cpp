@@ -232,7 +232,7 @@ void avg_pool2d_backward(const meta::Pool2dPlan& plan, const TensorBase& out, co
 }
 
 // Global average pooling (a 1 x 1 output): each plane is one contiguous run, summed by a vector
-// loop (the window walk's per-output bookkeeping made it 0.3x of libtorch here).
+// loop (the window walk's per-output bookkeeping ran at 0.46x of libtorch at [64,512,7,7]).
 template <typename T>
 void global_average(const Geometry2d& g, const TensorBase& out, const TensorBase& self) {
   using Acc = opmath_t<T>;
