@@ -41,17 +41,6 @@ Case batch_norm_case(bool backward) {
           }};
 }
 
-// Parameters in the demo's order: conv1 (w, b), bn1 (w, b), conv2 (w, b), bn2 (w, b), fc (w, b).
-struct Weights {
-  std::vector<kiln::Tensor> k;
-  std::vector<at::Tensor> t;
-  void add(const std::vector<int64_t>& sizes, double scale, double shift = 0) {
-    Twin w = twin_randn(sizes);
-    k.push_back((w.k * scale + shift).detach().requires_grad_());
-    t.push_back((w.t * scale + shift).detach().requires_grad_());
-  }
-};
-
 struct KilnCnn {
   std::vector<kiln::Tensor> p, running;
   std::unique_ptr<kiln::optim::Adam> opt;
@@ -87,7 +76,7 @@ struct TorchCnn {
 
 Case cnn_step() {
   return {"CNN training step (digits demo's model, batch 64)", "training", 0, 0, "", [] {
-            Weights w;
+            TwinParams w;  // the demo's order: conv1, bn1, conv2, bn2, fc (weight, bias each)
             w.add({16, 1, 3, 3}, 1.0 / 3), w.add({16}, 0.1);
             w.add({16}, 0.0, 1.0), w.add({16}, 0.0);
             w.add({32, 16, 3, 3}, 1.0 / 12), w.add({32}, 0.1);

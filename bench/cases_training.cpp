@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <utility>
 
 #include "cases.h"
 #include "kiln_mlp.h"
@@ -61,21 +62,31 @@ Case mlp_step() {
           }};
 }
 
+// The optimizer-step cases' parameters: 16 leaves of [512, 1024] with fixed gradients, the same
+// on both sides (shared, so the timed closures keep them alive).
+constexpr int kParams = 16;
+constexpr int64_t kRows = 512, kCols = 1024;
+
+std::pair<std::shared_ptr<std::vector<kiln::Tensor>>, std::shared_ptr<std::vector<at::Tensor>>> step_params() {
+  auto kp = std::make_shared<std::vector<kiln::Tensor>>();
+  auto tp = std::make_shared<std::vector<at::Tensor>>();
+  for (int i = 0; i < kParams; ++i) {
+    Twin w = twin_randn({kRows, kCols}), g = twin_randn({kRows, kCols});
+    kp->push_back(w.k.detach().requires_grad_());
+    kp->back().set_grad(g.k);
+    tp->push_back(w.t.detach().requires_grad_());
+    tp->back().mutable_grad() = g.t;
+  }
+  return {kp, tp};
+}
+
 Case adamw_step() {
-  constexpr int kParams = 16;
-  constexpr int64_t kRows = 512, kCols = 1024;
   // per element: param, grad and both moments read, param and moments written
   const double bytes = double(kParams * kRows * kCols) * 4 * 7;
   return {"AdamW step, 16 params of [512,1024]", "training", bytes, 0, "", [] {
-            auto kp = std::make_shared<std::vector<kiln::Tensor>>();
-            auto tp = std::make_shared<std::vector<at::Tensor>>();
-            for (int i = 0; i < kParams; ++i) {
-              Twin w = twin_randn({kRows, kCols}), g = twin_randn({kRows, kCols});
-              kp->push_back(w.k.detach().requires_grad_());
-              kp->back().set_grad(g.k);
-              tp->push_back(w.t.detach().requires_grad_());
-              tp->back().mutable_grad() = g.t;
-            }
+            const auto params = step_params();
+            const auto kp = params.first;
+            const auto tp = params.second;
             kiln::optim::AdamOptions options = kiln::optim::AdamW::defaults();  // weight_decay 0.01, as torch's
             options.lr = 1e-4;
             auto k = std::make_shared<kiln::optim::AdamW>(*kp, options);
@@ -85,20 +96,12 @@ Case adamw_step() {
 }
 
 Case sgd_step() {
-  constexpr int kParams = 16;
-  constexpr int64_t kRows = 512, kCols = 1024;
   // per element: param, grad and the momentum buffer read, param and buffer written
   const double bytes = double(kParams * kRows * kCols) * 4 * 5;
   return {"SGD step (momentum 0.9, weight_decay 1e-4), 16 params of [512,1024]", "training", bytes, 0, "", [] {
-            auto kp = std::make_shared<std::vector<kiln::Tensor>>();
-            auto tp = std::make_shared<std::vector<at::Tensor>>();
-            for (int i = 0; i < kParams; ++i) {
-              Twin w = twin_randn({kRows, kCols}), g = twin_randn({kRows, kCols});
-              kp->push_back(w.k.detach().requires_grad_());
-              kp->back().set_grad(g.k);
-              tp->push_back(w.t.detach().requires_grad_());
-              tp->back().mutable_grad() = g.t;
-            }
+            const auto params = step_params();
+            const auto kp = params.first;
+            const auto tp = params.second;
             kiln::optim::SGDOptions options{1e-4};
             options.momentum = 0.9, options.weight_decay = 1e-4;
             auto k = std::make_shared<kiln::optim::SGD>(*kp, options);

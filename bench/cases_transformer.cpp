@@ -22,18 +22,8 @@ constexpr int64_t kHeadDim = kModel / kHeads;
 
 // Parameters in one order for both sides: embeddings, then per layer norm1 (w, b), qkv (w, b),
 // out (w, b), norm2 (w, b), fc1 (w, b), fc2 (w, b), then the final norm (w, b) and head (w, b).
-struct Weights {
-  std::vector<kiln::Tensor> k;
-  std::vector<at::Tensor> t;
-  void add(const std::vector<int64_t>& sizes, double scale, double shift = 0) {
-    Twin w = twin_randn(sizes);
-    k.push_back((w.k * scale + shift).detach().requires_grad_());
-    t.push_back((w.t * scale + shift).detach().requires_grad_());
-  }
-};
-
-Weights make_weights() {
-  Weights w;
+TwinParams make_weights() {
+  TwinParams w;
   w.add({kVocab, kModel}, 0.02);
   w.add({kSeq, kModel}, 0.02);
   auto linear = [&](int64_t in, int64_t out) {
@@ -113,7 +103,7 @@ struct TorchModel {
 
 Case transformer_step() {
   return {"transformer training step (2 layers, d 64, batch 64 x 16)", "training", 0, 0, "", [] {
-            Weights w = make_weights();
+            TwinParams w = make_weights();
             auto k = std::make_shared<KilnModel>();
             auto t = std::make_shared<TorchModel>();
             k->p = w.k;

@@ -36,5 +36,17 @@ inline Twin twin_randn(std::vector<int64_t> sizes, kiln::DType dtype = kiln::DTy
   return {k, to_torch(k)};
 }
 
+// A model's parameters as leaves on both sides, in one order: each add() draws one twin and
+// keeps scale * it + shift on each side.
+struct TwinParams {
+  std::vector<kiln::Tensor> k;
+  std::vector<at::Tensor> t;
+  void add(const std::vector<int64_t>& sizes, double scale, double shift = 0) {
+    Twin w = twin_randn(sizes);
+    k.push_back((w.k * scale + shift).detach().requires_grad_());
+    t.push_back((w.t * scale + shift).detach().requires_grad_());
+  }
+};
+
 }  // namespace kiln_bench
 #endif  // KILN_BENCH_TWIN_H_

@@ -6,7 +6,6 @@
 // dropout's draws; 16-bit inputs; and the errors.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -30,11 +29,7 @@ using json = nlohmann::json;
 namespace {
 
 const json& mha_cases() {
-  static const json cases = [] {
-    std::ifstream in(kiln::testing::source_path("tests/reference/mha/cases.json"));
-    REQUIRE(in.good());
-    return json::parse(in).at("cases");
-  }();
+  static const json cases = kiln::testing::reference_cases("tests/reference/mha/cases.json");
   return cases;
 }
 

@@ -5,7 +5,6 @@
 // gradients; inter-layer dropout; and the errors.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 #include "kiln/autocast.h"
@@ -38,11 +37,7 @@ using json = nlohmann::json;
 namespace {
 
 const json& layer_cases() {
-  static const json cases = [] {
-    std::ifstream in(kiln::testing::source_path("tests/reference/rnn/layers.json"));
-    REQUIRE(in.good());
-    return json::parse(in).at("cases");
-  }();
+  static const json cases = kiln::testing::reference_cases("tests/reference/rnn/layers.json");
   return cases;
 }
 

@@ -11,6 +11,12 @@ namespace kiln::testing {
 
 std::string source_path(const std::string& relative) { return std::string(KILN_SOURCE_DIR) + "/" + relative; }
 
+json reference_cases(const std::string& relative) {
+  std::ifstream in(source_path(relative));
+  if (!in.good()) throw std::runtime_error("cannot read " + source_path(relative));
+  return json::parse(in).at("cases");
+}
+
 const ArgInfo* OpInfo::arg(const std::string& n) const {
   for (const ArgInfo& a : args)
     if (a.name == n) return &a;

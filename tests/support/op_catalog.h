@@ -47,6 +47,9 @@ struct OpInfo {
 // The op's entry; throws std::runtime_error naming the file when it is missing.
 const OpInfo& op_info(const std::string& name);
 std::string source_path(const std::string& relative);  // KILN_SOURCE_DIR + "/" + relative
+// The "cases" of a checked-in reference file (tests/reference/...), parsed; throws
+// std::runtime_error naming the file when it cannot be read.
+json reference_cases(const std::string& relative);
 
 // A non-tensor argument from its JSON value (numbers keep int vs float, dtype names become DType).
 Value plain_value(const ArgInfo& arg, const json& v);
