@@ -500,3 +500,47 @@ TEST_CASE("pooling index math: every gather backward is its forward scattered") 
     check_close(bl_got, bl);
   }
 }
+
+// The CPU max_pool2d forward is separable (each row's maxima, then the rows'); it must give the
+// row-major window walk's value and index (kernels/common/pooling_index.h's max_over, the CUDA
+// kernel's rule) for every geometry, with ties (small integers), NaN and -inf in the windows, on
+// rows wide enough for its vector loops.
+TEST_CASE("max_pool2d_with_indices: the CPU forward equals the window walk, ties, NaN and -inf included") {
+  Lcg rng;
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t kh = 1 + rng.below(4), kw = 1 + rng.below(4), sh = 1 + rng.below(3), sw = 1 + rng.below(3);
+    const int64_t dh = 1 + rng.below(2), dw = 1 + rng.below(3);
+    const int64_t ph = rng.below(kh / 2 + 1), pw = rng.below(kw / 2 + 1);
+    const int64_t H = 1 + rng.below(12), W = 1 + rng.below(40), planes = 1 + rng.below(3);
+    const bool ceil_mode = rng.below(2) == 1;
+    if (H + 2 * ph < dh * (kh - 1) + 1 || W + 2 * pw < dw * (kw - 1) + 1) continue;
+    std::vector<double> x(size_t(planes * H * W));
+    for (double& v : x) {
+      const int64_t r = rng.below(40);
+      v = r == 0 ? kNaN : r == 1 ? -kInf : double(rng.below(4));
+    }
+    for (DType dt : {DType::Float32, DType::Float64}) {
+      auto [out, idx] = max_pool2d_with_indices(from_vector<double>(x, {planes, H, W}).to(dt), {kh, kw}, {sh, sw},
+                                                {ph, pw}, {dh, dw}, ceil_mode);
+      pool::Geometry2d g;
+      g.planes = planes;
+      g.h = {H, out.size(1), kh, sh, ph, dh};
+      g.w = {W, out.size(2), kw, sw, pw, dw};
+      std::vector<double> want_v, want_i;
+      for (int64_t p = 0; p < planes; ++p)
+        for (int64_t oh = 0; oh < g.h.out; ++oh)
+          for (int64_t ow = 0; ow < g.w.out; ++ow) {
+            double v;
+            int64_t k;
+            pool::max_over<double>(x.data() + p * H * W, W, pool::max_window(g.h, oh), dh, pool::max_window(g.w, ow),
+                                   dw, &v, &k);
+            want_v.push_back(v);
+            want_i.push_back(double(k));
+          }
+      INFO("trial " << trial << " input [" << planes << ", " << H << ", " << W << "] kernel " << kh << "x" << kw
+                    << " stride " << sh << "x" << sw << " pad " << ph << "x" << pw << " dilation " << dh << "x" << dw);
+      expect_values(out, out.sizes().vec(), want_v, 0);
+      expect_values(idx, idx.sizes().vec(), want_i, 0);
+    }
+  }
+}

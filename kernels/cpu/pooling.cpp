@@ -110,6 +110,113 @@ void max_forward(const Geometry2d& g, const TensorBase& output, const TensorBase
   });
 }
 
+// max_pool2d's forward, separably: first each input row's maximum over every output column's
+// window (value and column), then each output row's pick among its window's rows. Picking within
+// a row, then among rows, by the walk's own rule (a larger value, or any NaN, replaces) gives the
+// row-major walk's answer: the first maximum, or the last NaN. Each row's maxima are computed once
+// for all the output rows whose windows share it (a small cache of rows, slot = row mod kernel
+// extent), and the full windows run as vector loops with selects; the clipped ones at the edges
+// take the window walk. S: the column stride when it is 1 or 2 (so the loads vectorize), else 0.
+template <typename T, int64_t S>
+void max_pool_rows(const Geometry2d& g, const TensorBase& output, const TensorBase& indices,
+                   const TensorBase& self, const std::vector<Span>& wh, const std::vector<Span>& ww) {
+  using Acc = opmath_t<T>;
+  const pool::Dim& dw = g.w;
+  const int64_t W = dw.in, OW = dw.out, OH = g.h.out;
+  const int64_t stride = S > 0 ? S : dw.stride;
+  // the output columns whose windows lie inside the row: ow * stride - pad >= 0 and the last tap
+  // ow * stride - pad + (kernel - 1) * dilation <= W - 1
+  const int64_t last = W - 1 + dw.pad - (dw.kernel - 1) * dw.dilation;
+  const int64_t lo = std::min<int64_t>(OW, (dw.pad + stride - 1) / stride);
+  const int64_t hi = last < 0 ? lo : std::max(lo, std::min(OW, last / stride + 1));
+  const int64_t slots = std::max<int64_t>(1, std::min(g.h.kernel * g.h.dilation, g.h.in));
+  const T* x = data_of<T>(self);
+  T* y = out_of<T>(output);
+  int64_t* idx = out_of<int64_t>(indices);
+  kiln::detail::parallel_items(g.planes * OH, OW * g.h.kernel * dw.kernel, [&](int64_t begin, int64_t end) {
+    // per slot: a row's maxima and their columns; per output row: the winners and their rows
+    std::vector<Acc> slot_best(static_cast<size_t>(slots * OW)), best_of(static_cast<size_t>(OW));
+    std::vector<int32_t> slot_col(static_cast<size_t>(slots * OW)), col_of(static_cast<size_t>(OW)),
+        row_of(static_cast<size_t>(OW));
+    std::vector<int64_t> slot_key(static_cast<size_t>(slots), -1);  // the p * H + ih a slot holds
+    Acc* __restrict best = best_of.data();
+    int32_t* __restrict col = col_of.data();
+    int32_t* __restrict row = row_of.data();
+    // row ih of plane p's maxima, computed into its slot unless they are there already
+    auto row_maxima = [&](int64_t p, int64_t ih) {
+      const int64_t key = p * g.h.in + ih, s = ih % slots;
+      Acc* __restrict rb = slot_best.data() + s * OW;
+      int32_t* __restrict rc = slot_col.data() + s * OW;
+      if (slot_key[size_t(s)] == key) return s;
+      slot_key[size_t(s)] = key;
+      const T* __restrict r = x + key * W;
+      auto walk = [&](int64_t ow) {  // a clipped window
+        Acc v;
+        int64_t k;
+        pool::max_over<Acc>(r, W, Span{0, 1}, 1, ww[size_t(ow)], dw.dilation, &v, &k);
+        rb[ow] = v;
+        rc[ow] = int32_t(k);
+      };
+      for (int64_t ow = 0; ow < lo; ++ow) walk(ow);
+      for (int64_t ow = hi; ow < OW; ++ow) walk(ow);
+      for (int64_t ow = lo; ow < hi; ++ow) {
+        rb[ow] = Acc(r[ow * stride - dw.pad]);
+        rc[ow] = int32_t(ow * stride - dw.pad);
+      }
+      for (int64_t j = 1; j < dw.kernel; ++j) {
+        const int64_t off = j * dw.dilation - dw.pad;
+#pragma omp simd
+        for (int64_t ow = lo; ow < hi; ++ow) {
+          const Acc v = Acc(r[ow * stride + off]), b = rb[ow];
+          const bool take = (v > b) | (v != v);
+          rb[ow] = take ? v : b;
+          rc[ow] = take ? int32_t(ow * stride + off) : rc[ow];
+        }
+      }
+      return s;
+    };
+    for (int64_t po = begin; po < end; ++po) {
+      const int64_t p = po / OH;
+      const Span rows = wh[size_t(po % OH)];
+      if (rows.begin >= rows.end) {  // no row (the walk's answer: -inf at the window's first place)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          best[ow] = -INFINITY;
+          row[ow] = int32_t(rows.begin);
+          col[ow] = int32_t(ww[size_t(ow)].begin);
+        }
+      }
+      for (int64_t ih = rows.begin; ih < rows.end; ih += g.h.dilation) {
+        const int64_t s = row_maxima(p, ih);
+        const Acc* __restrict rb = slot_best.data() + s * OW;
+        const int32_t* __restrict rc = slot_col.data() + s * OW;
+        const int32_t r = int32_t(ih);
+        if (ih == rows.begin) {
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            best[ow] = rb[ow];
+            row[ow] = r;
+            col[ow] = rc[ow];
+          }
+          continue;
+        }
+#pragma omp simd
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const Acc v = rb[ow], b = best[ow];
+          const bool take = (v > b) | (v != v);
+          best[ow] = take ? v : b;
+          row[ow] = take ? r : row[ow];
+          col[ow] = take ? rc[ow] : col[ow];
+        }
+      }
+      T* __restrict yo = y + po * OW;
+      int64_t* __restrict io = idx + po * OW;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        yo[ow] = T(best[ow]);
+        io[ow] = int64_t(row[ow]) * W + col[ow];
+      }
+    }
+  });
+}
+
 // Max pools' backward: each output's gradient added at its saved index, plane by plane in output
 // order (the order the CUDA gather sums in), in the compute type; an index outside the plane (a
 // window of padding only) passes nothing, as PyTorch's. One plane per thread at a time, so the
@@ -148,8 +255,19 @@ void max_pool2d_with_indices(const meta::Pool2dPlan& plan, const TensorBase& out
   const Geometry2d& g = plan.geometry;
   const auto wh = table<Span>(g.h.out, [&](int64_t o) { return pool::max_window(g.h, o); });
   const auto ww = table<Span>(g.w.out, [&](int64_t o) { return pool::max_window(g.w, o); });
+  if (g.planes == 0 || g.h.out == 0 || g.w.out == 0) return;
+  // rows and columns are kept in 32 bits; the walk takes larger planes
+  const bool separable = g.w.in < (int64_t(1) << 31) && g.h.in < (int64_t(1) << 31);
   visit_floating(plan.dtype, [&](auto tag) {
-    max_forward<decltype(tag)>(g, output, indices, self, g.h.dilation, g.w.dilation, wh, ww);
+    using T = decltype(tag);
+    if (!separable)
+      max_forward<T>(g, output, indices, self, g.h.dilation, g.w.dilation, wh, ww);
+    else if (g.w.stride == 1)
+      max_pool_rows<T, 1>(g, output, indices, self, wh, ww);
+    else if (g.w.stride == 2)
+      max_pool_rows<T, 2>(g, output, indices, self, wh, ww);
+    else
+      max_pool_rows<T, 0>(g, output, indices, self, wh, ww);
   });
 }
 
