@@ -1,7 +1,9 @@
 // 2-d pooling and resampling on CPU, over the meta step's planes of H x W (kiln/meta/pooling.h).
 // Each result element is computed on its own from the index math shared with CUDA
 // (kiln/common/pooling_index.h), in float for 16-bit inputs, with each spatial dim's windows,
-// spans and weights tabulated once per call (pool::AxisCache) instead of per element. Backwards
+// spans and weights tabulated once per call (pool::AxisCache) instead of per element; max_pool2d
+// and bilinear upsampling run separably instead (rows first, each row once), with the same
+// picks and products. Backwards
 // gather: each input element sums the outputs that read it, in output order (max pools and
 // bilinear upsampling scatter plane by plane instead, in output order), so the result does not
 // depend on the thread count. Threads split the (plane, row) pairs of the result.
@@ -243,6 +245,53 @@ void max_backward(const Geometry2d& g, const TensorBase& grad_input, const Tenso
   });
 }
 
+// upsample_bilinear2d's forward, separably: each source row blended across first (its two
+// columns per output column, once per row, kept for the output rows that share it), then each
+// output row blends its two source rows in a vector loop. The products are the per-element
+// formula's, l0_h * (l0_w * x00 + l1_w * x01) + l1_h * (l0_w * x10 + l1_w * x11).
+template <typename T>
+void bilinear_rows(const Geometry2d& g, const TensorBase& out, const TensorBase& self) {
+  using Acc = opmath_t<T>;
+  const int64_t W = g.w.in, OW = g.w.out, OH = g.h.out;
+  const auto lh = table<pool::Linear<Acc>>(OH, [&](int64_t o) { return pool::linear_source<Acc>(g.h, o); });
+  // the columns' sources and weights as separate arrays, for the row loop
+  std::vector<int64_t> c0(static_cast<size_t>(OW)), c1(static_cast<size_t>(OW));
+  std::vector<Acc> w0(static_cast<size_t>(OW)), w1(static_cast<size_t>(OW));
+  for (int64_t o = 0; o < OW; ++o) {
+    const pool::Linear<Acc> s = pool::linear_source<Acc>(g.w, o);
+    c0[size_t(o)] = s.i0;
+    c1[size_t(o)] = s.i0 + s.step;
+    w0[size_t(o)] = s.l0;
+    w1[size_t(o)] = s.l1;
+  }
+  const T* x = data_of<T>(self);
+  T* y = out_of<T>(out);
+  kiln::detail::parallel_items(g.planes * OH, OW * 3, [&](int64_t begin, int64_t end) {
+    // two slots: an output row's sources are rows i0 and i0 + step (step 0 or 1), so slot ih % 2
+    std::vector<Acc> blended(static_cast<size_t>(2 * OW));
+    int64_t slot_key[2] = {-1, -1};  // the p * H + ih a slot holds
+    auto row = [&](int64_t p, int64_t ih) -> const Acc* {
+      const int64_t key = p * g.h.in + ih, s = ih & 1;
+      Acc* __restrict b = blended.data() + s * OW;
+      if (slot_key[s] == key) return b;
+      slot_key[s] = key;
+      const T* __restrict r = x + key * W;
+      for (int64_t ow = 0; ow < OW; ++ow)
+        b[ow] = w0[size_t(ow)] * Acc(r[c0[size_t(ow)]]) + w1[size_t(ow)] * Acc(r[c1[size_t(ow)]]);
+      return b;
+    };
+    for (int64_t po = begin; po < end; ++po) {
+      const pool::Linear<Acc>& sh = lh[size_t(po % OH)];
+      const Acc* __restrict a = row(po / OH, sh.i0);
+      const Acc* __restrict b = row(po / OH, sh.i0 + sh.step);
+      T* __restrict yo = y + po * OW;
+      const Acc l0 = sh.l0, l1 = sh.l1;
+#pragma omp simd
+      for (int64_t ow = 0; ow < OW; ++ow) yo[ow] = T(l0 * a[ow] + l1 * b[ow]);
+    }
+  });
+}
+
 // The work per result of an adaptive pool: about one window.
 int64_t adaptive_work(const Geometry2d& g) {
   return ((g.h.in + g.h.out - 1) / g.h.out + 1) * ((g.w.in + g.w.out - 1) / g.w.out + 1);
@@ -442,17 +491,8 @@ void upsample_nearest2d_backward(const meta::Pool2dPlan& plan, const TensorBase&
 
 void upsample_bilinear2d(const meta::Pool2dPlan& plan, const TensorBase& out, const TensorBase& self) {
   const Geometry2d& g = plan.geometry;
-  visit_floating(plan.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    using Acc = opmath_t<T>;
-    const auto lh = table<pool::Linear<Acc>>(g.h.out, [&](int64_t o) { return pool::linear_source<Acc>(g.h, o); });
-    const auto lw = table<pool::Linear<Acc>>(g.w.out, [&](int64_t o) { return pool::linear_source<Acc>(g.w, o); });
-    pool::AxisCache<Acc> ch, cw;
-    ch.linear = lh.data();
-    cw.linear = lw.data();
-    forward<T>(g, out, self, 4,
-               [&](const T* x, int64_t oh, int64_t ow) { return pool::bilinear_value<Acc>(g, x, oh, ow, ch, cw); });
-  });
+  if (g.planes == 0 || g.h.out == 0 || g.w.out == 0) return;
+  visit_floating(plan.dtype, [&](auto tag) { bilinear_rows<decltype(tag)>(g, out, self); });
 }
 
 // Scattered plane by plane in output order (PyTorch's CPU order and products), one plane per
