@@ -1,4 +1,5 @@
-// Reductions over 16M float32 elements, row softmax and cumsum.
+// Reductions over 16M float32 elements, over short rows (a global average pool's 7 x 7 planes),
+// row softmax and cumsum.
 #include <ATen/ATen.h>
 #include <kiln/kiln.h>
 
@@ -23,7 +24,7 @@ Case reduce(std::string name, std::vector<int64_t> sizes, double bytes_per_eleme
 }  // namespace
 
 std::vector<Case> reduction_cases() {
-  const std::vector<int64_t> big{4096, 4096}, rows{4096, 1024};
+  const std::vector<int64_t> big{4096, 4096}, rows{4096, 1024}, short_rows{32768, 49};
   return {
       reduce("sum all [4096,4096]", big, kF, [](const kiln::Tensor& x) { return x.sum(); },
              [](const at::Tensor& x) { return x.sum(); }),
@@ -37,6 +38,10 @@ std::vector<Case> reduction_cases() {
              [](const at::Tensor& x) { return x.argmax(-1); }),
       reduce("mean all [4096,4096]", big, kF, [](const kiln::Tensor& x) { return x.mean(); },
              [](const at::Tensor& x) { return x.mean(); }),
+      reduce("mean last dim [32768,49]", short_rows, kF, [](const kiln::Tensor& x) { return x.mean(-1); },
+             [](const at::Tensor& x) { return x.mean(-1); }),
+      reduce("amax last dim [32768,49]", short_rows, kF, [](const kiln::Tensor& x) { return kiln::amax(x, {-1}); },
+             [](const at::Tensor& x) { return at::amax(x, {-1}); }),
       reduce("softmax last dim [4096,1024]", rows, 2 * kF, [](const kiln::Tensor& x) { return kiln::softmax(x, -1); },
              [](const at::Tensor& x) { return at::softmax(x, -1); }),
       reduce("log_softmax last dim [4096,1024]", rows, 2 * kF,

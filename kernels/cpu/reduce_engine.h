@@ -164,12 +164,19 @@ __attribute__((noinline)) void compute_range(const ReduceLoops& p, const typenam
   using in_t = typename R::in_t;
   KeptCursor cur(p, o0);
   if (!vertical) {
+    // one run per output (a single reduced dim, whole): no multi-index to walk, which matters
+    // for short rows
+    const bool one_run = p.rsize.size() == 1 && r0 == 0 && r1 == p.rsize[0];
     for (int64_t o = o0; o < o1; ++o, cur.next()) {
       acc_t a = red.init(cur.out);
       const in_t* base = in + cur.in;
-      for_each_reduced_run(p, r0, r1, [&](int64_t off, int64_t n, int64_t s, int64_t r) {
-        red.run(a, base + off, n, s, r);
-      });
+      if (one_run) {
+        red.run(a, base, r1, p.rin[0], 0);
+      } else {
+        for_each_reduced_run(p, r0, r1, [&](int64_t off, int64_t n, int64_t s, int64_t r) {
+          red.run(a, base + off, n, s, r);
+        });
+      }
       sink(o - o0, cur.out, a);
     }
     return;
@@ -282,28 +289,46 @@ KILN_INLINE void run_by_steps(const R& red, Acc& a, const In* p, int64_t n, int6
   }
 }
 
-// `run` for associative, order-free accumulations (sums, max, all ...; never arg-reductions):
-// 32 independent lanes (several vector registers, so consecutive adds do not wait on each
-// other) the compiler vectorizes, folded pairwise in a fixed order, so the result depends only
-// on the run boundaries, never on threads.
-template <typename R, typename Acc, typename In>
-KILN_INLINE void run_by_lanes(const R& red, Acc& a, const In* p, int64_t n, int64_t s, int64_t r) {
-  constexpr int kLanes = 32;
-  if (s != 1 || n < 2 * kLanes) {
-    run_by_steps(red, a, p, n, s, r);
-    return;
-  }
+// kLanes independent lanes over a contiguous run (lane k takes elements k, k + kLanes, ...; the
+// tail goes to lane 0), folded pairwise in a fixed order.
+template <int kLanes, typename R, typename Acc, typename In>
+KILN_INLINE void run_in_lanes(const R& red, Acc& a, const In* p, int64_t n, int64_t r) {
   Acc lane[kLanes];
+#pragma GCC unroll 32
   for (int k = 0; k < kLanes; ++k) lane[k] = red.identity(a);
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
+    if constexpr (kLanes > 8) {
 #pragma omp simd
-    for (int k = 0; k < kLanes; ++k) red.step(lane[k], p[i + k], r + i + k);
+      for (int k = 0; k < kLanes; ++k) red.step(lane[k], p[i + k], r + i + k);
+    } else {  // unrolled, the lanes stay in registers (the simd loop keeps them in memory)
+#pragma GCC unroll 8
+      for (int k = 0; k < kLanes; ++k) red.step(lane[k], p[i + k], r + i + k);
+    }
   }
   for (; i < n; ++i) red.step(lane[0], p[i], r + i);
-  for (int width = kLanes / 2; width >= 1; width /= 2)
+  // unrolled, so the lanes can stay in registers
+#pragma GCC unroll 8
+  for (int width = kLanes / 2; width >= 1; width /= 2) {
+#pragma GCC unroll 32
     for (int k = 0; k < width; ++k) red.merge(lane[k], lane[k + width]);
+  }
   red.merge(a, lane[0]);
+}
+
+// `run` for associative, order-free accumulations (sums, max, all ...; never arg-reductions):
+// 32 independent lanes (several vector registers, so consecutive adds do not wait on each
+// other) the compiler vectorizes; 8 (one register) for runs of 16 to 63 elements, such as a
+// 7 x 7 plane, whose serial steps cost about 80 ns a row. The result depends only on the run
+// boundaries, never on threads.
+template <typename R, typename Acc, typename In>
+KILN_INLINE void run_by_lanes(const R& red, Acc& a, const In* p, int64_t n, int64_t s, int64_t r) {
+  if (s == 1 && n >= 64)
+    run_in_lanes<32>(red, a, p, n, r);
+  else if (s == 1 && n >= 16)
+    run_in_lanes<8>(red, a, p, n, r);
+  else
+    run_by_steps(red, a, p, n, s, r);
 }
 
 }  // namespace kiln::cpu
