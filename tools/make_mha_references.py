@@ -17,6 +17,8 @@ import os
 import torch
 import torch.nn.functional as F
 
+from reference_waves import as_json, cos_weighted_sum, wave
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MASKS = ("key_padding_mask", "attn_mask")
 ORDER = ["query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight", "in_proj_bias", "bias_k",
@@ -25,29 +27,10 @@ ORDER = ["query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_we
          "static_k", "static_v", "average_attn_weights"]
 
 
-def wave(shape, phase, freq=0.37, scale=0.5):
-    n = 1
-    for s in shape:
-        n *= s
-    k = torch.arange(n, dtype=torch.float64)
-    return (scale * torch.sin(freq * k + phase)).reshape(shape)
-
-
-def as_json(t):
-    t = t.detach().contiguous()
-    if t.dtype == torch.bool:
-        return {"dtype": "bool", "shape": list(t.shape), "data": [bool(v) for v in t.reshape(-1).tolist()]}
-    if t.dtype == torch.uint8:
-        return {"dtype": "uint8", "shape": list(t.shape), "data": [int(v) for v in t.reshape(-1).tolist()]}
-    data = [v if v == v and abs(v) != float("inf") else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
-            for v in t.reshape(-1).tolist()]
-    return {"dtype": "float64", "shape": list(t.shape), "data": data}
-
-
 def loss_of(out, w):
-    loss = (out * torch.cos(0.11 * torch.arange(out.numel(), dtype=torch.float64)).reshape(out.shape)).sum()
+    loss = cos_weighted_sum(out, 0.11)
     if w is not None:
-        loss = loss + (w * torch.cos(0.23 * torch.arange(w.numel(), dtype=torch.float64)).reshape(w.shape)).sum()
+        loss = loss + cos_weighted_sum(w, 0.23)
     return loss
 
 

@@ -12,20 +12,9 @@ import os
 
 import torch
 
+from reference_waves import as_json, cos_weighted_sum, wave
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def wave(shape, phase, freq=0.37, scale=0.5):
-    n = 1
-    for s in shape:
-        n *= s
-    k = torch.arange(n, dtype=torch.float64)
-    return (scale * torch.sin(freq * k + phase)).reshape(shape)
-
-
-def as_json(t):
-    t = t.detach().contiguous()
-    return {"dtype": "float64", "shape": list(t.shape), "data": [float(v) for v in t.reshape(-1).tolist()]}
 
 
 def case(kind, layers, bidirectional, batch_first, bias, unbatched):
@@ -43,10 +32,10 @@ def case(kind, layers, bidirectional, batch_first, bias, unbatched):
     c0 = wave(h_shape, 0.7).requires_grad_()
     out, state = m(x, (h0, c0) if kind == "lstm" else h0)
     hn, cn = state if kind == "lstm" else (state, None)
-    loss = (out * torch.cos(0.11 * torch.arange(out.numel(), dtype=torch.float64)).reshape(out.shape)).sum()
-    loss = loss + (hn * torch.cos(0.23 * torch.arange(hn.numel(), dtype=torch.float64)).reshape(hn.shape)).sum()
+    loss = cos_weighted_sum(out, 0.11)
+    loss = loss + cos_weighted_sum(hn, 0.23)
     if cn is not None:
-        loss = loss + (cn * torch.cos(0.23 * torch.arange(cn.numel(), dtype=torch.float64)).reshape(cn.shape)).sum()
+        loss = loss + cos_weighted_sum(cn, 0.23)
     inputs = [x, h0] + ([c0] if kind == "lstm" else []) + list(m._flat_weights)
     grads = torch.autograd.grad(loss, inputs)
     n_state = 2 if kind == "lstm" else 1
