@@ -45,6 +45,18 @@ void with_decay(int decay, const Fn& fn) {
   else fn(std::integral_constant<int, fused_optim::kNoDecay>{});
 }
 
+// Element i's gradient to step with: with a grad_scale, divided by it and written back unscaled
+// (PyTorch's fused optimizers leave the gradients unscaled).
+template <bool kScaled, typename M, typename T>
+KILN_INLINE M unscaled_grad(T* __restrict g, int64_t i, M divisor) {
+  M grad = M(g[i]);
+  if constexpr (kScaled) {
+    grad /= divisor;
+    g[i] = T(grad);
+  }
+  return grad;
+}
+
 // [begin, end) of one parameter's dense run; the flags fixed, so the loop vectorizes.
 template <typename T, bool kAmsgrad, int kDecay, bool kScaled>
 void adam_run(const fused_optim::AdamStep<math_t<T>>& s, T* __restrict p, T* __restrict g, T* __restrict m,
@@ -52,11 +64,7 @@ void adam_run(const fused_optim::AdamStep<math_t<T>>& s, T* __restrict p, T* __r
   using M = math_t<T>;
 #pragma omp simd
   for (int64_t i = begin; i < end; ++i) {
-    M grad = M(g[i]);
-    if constexpr (kScaled) {
-      grad /= divisor;
-      g[i] = T(grad);
-    }
+    M grad = unscaled_grad<kScaled>(g, i, divisor);
     M param = M(p[i]), mean = M(m[i]), square = M(v[i]), peak = M(0);
     if constexpr (kAmsgrad) peak = M(max_v[i]);
     fused_optim::adam_update_as<M, kAmsgrad, kDecay>(s, param, grad, mean, square, peak);
@@ -115,11 +123,7 @@ void sgd_run(const fused_optim::SgdStep<math_t<T>>& s, T* __restrict p, T* __res
   using M = math_t<T>;
 #pragma omp simd
   for (int64_t i = begin; i < end; ++i) {
-    M grad = M(g[i]);
-    if constexpr (kScaled) {
-      grad /= divisor;
-      g[i] = T(grad);
-    }
+    M grad = unscaled_grad<kScaled>(g, i, divisor);
     M param = M(p[i]), momentum = M(0);
     if constexpr (kMomentum) momentum = M(buf[i]);
     fused_optim::sgd_update_as<M, kMomentum>(s, param, grad, momentum);

@@ -9,6 +9,7 @@
 // depend on the thread count. Threads split the (plane, row) pairs of the result.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 #include "kiln/common/pooling_index.h"
@@ -232,15 +233,20 @@ void max_backward(const Geometry2d& g, const TensorBase& grad_input, const Tenso
   const int64_t* idx = data_of<int64_t>(indices);
   const T* dy = data_of<T>(grad_output);
   T* dx = out_of<T>(grad_input);
+  // float and double sum in place; 16-bit types in a float plane, rounded once at the end
+  constexpr bool in_place = std::is_same_v<T, Acc>;
   kiln::detail::parallel_items(g.planes, plane_in + plane_out, [&](int64_t begin, int64_t end) {
-    std::vector<Acc> sums(static_cast<size_t>(plane_in));
+    std::vector<Acc> buffer(in_place ? 0 : static_cast<size_t>(plane_in));
     for (int64_t p = begin; p < end; ++p) {
-      std::fill(sums.begin(), sums.end(), Acc(0));
+      Acc* sums = buffer.data();
+      if constexpr (in_place) sums = dx + p * plane_in;
+      std::fill(sums, sums + plane_in, Acc(0));
       for (int64_t o = 0; o < plane_out; ++o) {
         const int64_t k = idx[p * plane_out + o];
-        if (k >= 0 && k < plane_in) sums[size_t(k)] += Acc(dy[p * plane_out + o]);
+        if (k >= 0 && k < plane_in) sums[k] += Acc(dy[p * plane_out + o]);
       }
-      for (int64_t i = 0; i < plane_in; ++i) dx[p * plane_in + i] = T(sums[size_t(i)]);
+      if constexpr (!in_place)
+        for (int64_t i = 0; i < plane_in; ++i) dx[p * plane_in + i] = T(sums[i]);
     }
   });
 }

@@ -14,6 +14,8 @@ Optimizer::Optimizer(TensorList params, const char* name)
     KILN_CHECK(p.defined(), ValueError, name, "params", "parameter ", i, " is an undefined tensor");
     KILN_CHECK(p.requires_grad() && p.is_leaf(), ValueError, name, "params", "parameter ", i,
                " must be a leaf tensor that requires grad");
+    KILN_CHECK(is_floating(p.dtype()), NotImplementedError, name, "params", "parameter ", i, " is ",
+               dtype_name(p.dtype()), "; ", name, " supports real floating parameters only");
   }
 }
 
@@ -91,9 +93,6 @@ SGD::SGD(TensorList params, SGDOptions options) : Optimizer(std::move(params), "
              options_.weight_decay);
   KILN_CHECK(!options_.nesterov || (options_.momentum > 0 && options_.dampening == 0), ValueError, "SGD", "nesterov",
              "nesterov momentum requires momentum > 0 and dampening == 0");
-  for (size_t i = 0; i < params_.size(); ++i)
-    KILN_CHECK(is_floating(params_[i].dtype()), NotImplementedError, "SGD", "params", "parameter ", i, " is ",
-               dtype_name(params_[i].dtype()), "; SGD supports real floating parameters only");
 }
 
 void SGD::step() {

@@ -18,9 +18,6 @@ Adam::Adam(TensorList params, AdamOptions options, const char* name, bool decoup
   KILN_CHECK(o.beta1 >= 0 && o.beta1 < 1, ValueError, name, "beta1", "expected 0 <= beta1 < 1, got ", o.beta1);
   KILN_CHECK(o.beta2 >= 0 && o.beta2 < 1, ValueError, name, "beta2", "expected 0 <= beta2 < 1, got ", o.beta2);
   KILN_CHECK(o.weight_decay >= 0, ValueError, name, "weight_decay", "expected weight_decay >= 0, got ", o.weight_decay);
-  for (size_t i = 0; i < params_.size(); ++i)
-    KILN_CHECK(is_floating(params_[i].dtype()), NotImplementedError, name, "params", "parameter ", i, " is ",
-               dtype_name(params_[i].dtype()), "; ", name, " supports real floating parameters only");
 }
 
 AdamW::AdamW(TensorList params, AdamOptions options) : Adam(std::move(params), options, "AdamW", true) {}

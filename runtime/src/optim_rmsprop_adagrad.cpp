@@ -7,12 +7,6 @@
 namespace kiln::optim {
 namespace {
 
-void check_floating(const TensorList& params, const char* name) {
-  for (size_t i = 0; i < params.size(); ++i)
-    KILN_CHECK(is_floating(params[i].dtype()), NotImplementedError, name, "params", "parameter ", i, " is ",
-               dtype_name(params[i].dtype()), "; ", name, " supports real floating parameters only");
-}
-
 // The gradient a step uses: negated to maximize, plus weight_decay * p.
 Tensor effective_grad(const Tensor& p, bool maximize, double weight_decay) {
   Tensor g = p.grad().detach();
@@ -32,7 +26,6 @@ RMSprop::RMSprop(TensorList params, RMSpropOptions options)
   KILN_CHECK(o.weight_decay >= 0, ValueError, "RMSprop", "weight_decay",
              "Invalid weight_decay value: ", o.weight_decay);
   KILN_CHECK(o.alpha >= 0, ValueError, "RMSprop", "alpha", "Invalid alpha value: ", o.alpha);
-  check_floating(params_, "RMSprop");
 }
 
 void RMSprop::step() {
@@ -73,7 +66,6 @@ Adagrad::Adagrad(TensorList params, AdagradOptions options)
   KILN_CHECK(o.initial_accumulator_value >= 0, ValueError, "Adagrad", "initial_accumulator_value",
              "Invalid initial_accumulator_value value: ", o.initial_accumulator_value);
   KILN_CHECK(o.eps >= 0, ValueError, "Adagrad", "eps", "Invalid epsilon value: ", o.eps);
-  check_floating(params_, "Adagrad");
 }
 
 void Adagrad::step() {

@@ -28,7 +28,8 @@ struct ParamState {
 
 class Optimizer {
  public:
-  // Every parameter must be a leaf that requires grad (kiln::ValueError otherwise).
+  // Every parameter must be a real floating leaf that requires grad (kiln::ValueError, or
+  // NotImplementedError for another dtype).
   explicit Optimizer(TensorList params, const char* name);
   virtual ~Optimizer() = default;
   // Updates every parameter that has a gradient, without recording autograd history.
