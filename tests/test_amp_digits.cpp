@@ -23,10 +23,7 @@ double train(const Dataset& data, bool bf16) {
   MLP model;
   optim::Adam opt(model.params(), {/*lr=*/0.005});
   for (int epoch = 1; epoch <= kEpochs; ++epoch) {
-    std::vector<int64_t> shuffled = permutation(kTrain);
-    for (int64_t& i : shuffled) i = train[size_t(i)];
-    for (size_t b = 0; b < shuffled.size(); b += kBatch) {
-      auto [x, y] = rows(data, shuffled, b, std::min(b + kBatch, shuffled.size()));
+    train_epoch(data, train, opt, [&](const Tensor& x, const Tensor& y) {
       Tensor loss;
       {
         std::optional<AutocastGuard> region;
@@ -36,10 +33,8 @@ double train(const Dataset& data, bool bf16) {
         loss = cross_entropy(logits, y);  // float32 under autocast too
       }
       CHECK(loss.dtype() == kFloat32);
-      opt.zero_grad();
-      loss.backward();
-      opt.step();
-    }
+      return loss;
+    });
   }
   for (const Tensor& p : model.params()) CHECK(p.dtype() == kFloat32);
   std::optional<AutocastGuard> region;

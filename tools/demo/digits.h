@@ -1,9 +1,11 @@
 #ifndef KILN_TOOLS_DEMO_DIGITS_H_
 #define KILN_TOOLS_DEMO_DIGITS_H_
 // The UCI handwritten digits (1797 8x8 images shipped with Debian's python3-sklearn) and the
-// 64-128-10 MLP that the demo (digits_mlp.cpp) and the mixed-precision test train on them.
+// 64-128-10 MLP that the demo (digits_mlp.cpp) and the mixed-precision test train on them, and
+// the epoch loop they and the CNN demo share.
 // Needs zlib.
 #include <zlib.h>
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -15,6 +17,7 @@
 #include "kiln/gen/api/eq.h"
 #include "kiln/gen/api/linear.h"
 #include "kiln/gen/api/relu.h"
+#include "kiln/optim.h"
 
 namespace kiln::digits {
 
@@ -95,6 +98,26 @@ inline double accuracy(const MLP& model, const Tensor& x, const Tensor& y) {
 }
 
 inline std::vector<int64_t> permutation(int64_t n) { return randperm(n).to_vector<int64_t>(); }
+
+// One epoch over the rows `train` in a fresh random order, batches of kBatch: loss_of(x, y), its
+// backward and an optimizer step per batch. Returns the mean of the batches' losses.
+template <typename LossOf>
+double train_epoch(const Dataset& data, const std::vector<int64_t>& train, optim::Optimizer& opt,
+                   const LossOf& loss_of) {
+  std::vector<int64_t> shuffled = permutation(int64_t(train.size()));
+  for (int64_t& i : shuffled) i = train[size_t(i)];
+  double total = 0;
+  int batches = 0;
+  for (size_t b = 0; b < shuffled.size(); b += kBatch, ++batches) {
+    auto [x, y] = rows(data, shuffled, b, std::min(b + kBatch, shuffled.size()));
+    Tensor loss = loss_of(x, y);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    total += loss.item<double>();
+  }
+  return batches > 0 ? total / batches : 0.0;
+}
 
 }  // namespace kiln::digits
 #endif  // KILN_TOOLS_DEMO_DIGITS_H_

@@ -84,21 +84,12 @@ int main(int argc, char** argv) {
     double total_seconds = 0;
     for (int epoch = 1; epoch <= kCnnEpochs; ++epoch) {
       const auto start = std::chrono::steady_clock::now();
-      std::vector<int64_t> shuffled = permutation(kTrain);
-      for (int64_t& i : shuffled) i = train[size_t(i)];
-      double total = 0;
-      int batches = 0;
-      for (size_t b = 0; b < shuffled.size(); b += kBatch, ++batches) {
-        auto [x, y] = rows(data, shuffled, b, std::min(b + kBatch, shuffled.size()));
-        Tensor loss = cross_entropy(model(x, /*training=*/true), y);
-        opt.zero_grad();
-        loss.backward();
-        opt.step();
-        total += loss.item<double>();
-      }
+      const double loss = train_epoch(data, train, opt, [&](const Tensor& x, const Tensor& y) {
+        return cross_entropy(model(x, /*training=*/true), y);
+      });
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       total_seconds += seconds;
-      std::printf("epoch %2d  loss %.4f  %.3f s\n", epoch, total / batches, seconds);
+      std::printf("epoch %2d  loss %.4f  %.3f s\n", epoch, loss, seconds);
     }
     const double acc = accuracy(model, x_test, y_test);
     std::printf("trained %d epochs in %.2f s (%.3f s per epoch); held-out accuracy %.2f%% (%lld images)\n", kCnnEpochs,

@@ -27,19 +27,10 @@ int main(int argc, char** argv) {
     optim::Adam opt(model.params(), {/*lr=*/0.005});
     auto start = std::chrono::steady_clock::now();
     for (int epoch = 1; epoch <= kEpochs; ++epoch) {
-      std::vector<int64_t> shuffled = permutation(kTrain);
-      for (int64_t& i : shuffled) i = train[size_t(i)];
-      double total = 0;
-      int batches = 0;
-      for (size_t b = 0; b < shuffled.size(); b += kBatch, ++batches) {
-        auto [x, y] = rows(data, shuffled, b, std::min(b + kBatch, shuffled.size()));
-        Tensor loss = cross_entropy(model(x), y);
-        opt.zero_grad();
-        loss.backward();
-        opt.step();
-        total += loss.item<double>();
-      }
-      std::printf("epoch %2d  loss %.4f\n", epoch, total / batches);
+      const double loss = train_epoch(data, train, opt, [&](const Tensor& x, const Tensor& y) {
+        return cross_entropy(model(x), y);
+      });
+      std::printf("epoch %2d  loss %.4f\n", epoch, loss);
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     double acc = accuracy(model, x_test, y_test);
