@@ -1,5 +1,6 @@
 // Batch norm in training over [32, 64, 56, 56] (a ResNet stage's activations; running statistics
-// updated) forward and forward + backward (input, weight and bias gradients), and one training
+// updated) forward and forward + backward (input, weight and bias gradients), group norm over the
+// same activations in 32 groups (forward and forward + backward), and one training
 // step of the CNN demo's model (tools/demo/digits_cnn.cpp: conv3x3(1->16) - batch_norm - relu -
 // max_pool2 - conv3x3(16->32) - batch_norm - relu - max_pool2 - linear(128->10), cross-entropy,
 // Adam; batch 64 of 8x8 images; dropout off so both sides compute the same thing), the same
@@ -38,6 +39,25 @@ Case batch_norm_case(bool backward) {
                        tb = b.t.detach().requires_grad_(true);
             return Prepared{[=] { kiln::batch_norm(kx, kw, kb, krm, krv, true, 0.1, 1e-5, true).backward(g.k); },
                             [=] { at::batch_norm(tx, tw, tb, trm, trv, true, 0.1, 1e-5, false).backward(g.t); }};
+          }};
+}
+
+Case group_norm_case(bool backward) {
+  constexpr int64_t kGroups = 32;
+  const double bytes = double(kN * kC * kHW * kHW) * 4 * (backward ? 5 : 3);  // reads and writes, once each
+  return {backward ? "group_norm [32,64,56,56] groups 32 fwd+bwd" : "group_norm [32,64,56,56] groups 32 fwd", "nn",
+          bytes, 0, "", [backward] {
+            Twin x = twin_randn({kN, kC, kHW, kHW}), g = twin_randn({kN, kC, kHW, kHW});
+            Twin w = twin_randn({kC}), b = twin_randn({kC});
+            if (!backward)
+              return Prepared{[=] { kiln::Tensor r = kiln::group_norm(x.k, kGroups, w.k, b.k, 1e-5); },
+                              [=] { at::Tensor r = at::group_norm(x.t, kGroups, w.t, b.t, 1e-5); }};
+            kiln::Tensor kx = x.k.detach().requires_grad_(true), kw = w.k.detach().requires_grad_(true),
+                         kb = b.k.detach().requires_grad_(true);
+            at::Tensor tx = x.t.detach().requires_grad_(true), tw = w.t.detach().requires_grad_(true),
+                       tb = b.t.detach().requires_grad_(true);
+            return Prepared{[=] { kiln::group_norm(kx, kGroups, kw, kb, 1e-5).backward(g.k); },
+                            [=] { at::group_norm(tx, kGroups, tw, tb, 1e-5).backward(g.t); }};
           }};
 }
 
@@ -102,6 +122,8 @@ Case cnn_step() {
 
 }  // namespace
 
-std::vector<Case> cnn_cases() { return {batch_norm_case(false), batch_norm_case(true), cnn_step()}; }
+std::vector<Case> cnn_cases() {
+  return {batch_norm_case(false), batch_norm_case(true), group_norm_case(false), group_norm_case(true), cnn_step()};
+}
 
 }  // namespace kiln_bench

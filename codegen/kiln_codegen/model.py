@@ -110,6 +110,13 @@ META_FAMILIES = {
     "batch_norm_backward": dict(custom=True, plan="BatchNormPlan", header="normalization", dense_inputs=True,
                                 plan_only=True, inplace=False, results=["self"],
                                 result_sizes={"grad_weight": "stat_sizes", "grad_bias": "stat_sizes"}),
+    # group norm's fused kernels: statistics per (sample, group), [N, group], in the input's dtype,
+    # and the backward's input, weight and bias gradients (the parameters' of [C])
+    "group_norm": dict(custom=True, plan="GroupNormPlan", header="normalization", dense_inputs=True, plan_only=True,
+                       inplace=False, results=["self"], result_sizes={"mean": "stat_sizes", "rstd": "stat_sizes"}),
+    "group_norm_backward": dict(custom=True, plan="GroupNormPlan", header="normalization", dense_inputs=True,
+                                plan_only=True, inplace=False, results=["self"],
+                                result_sizes={"grad_weight": "param_sizes", "grad_bias": "param_sizes"}),
     # convolution (kiln/meta/convolution.h): one plan of an im2col'd image and the matrix
     # products per group, for the convolution, its weight gradient and unfold/fold
     "convolution": dict(custom=True, plan="ConvPlan", header="convolution", dense_inputs=True, plan_only=True,

@@ -1,8 +1,13 @@
-// group_norm over native_layer_norm's fused kernels: [N, C, *] seen as N * group rows of
-// (C / group) * prod(*) contiguous values, normalized as layer_norm's rows (its mean and rstd are
-// group_norm's, [N, group]), then scaled and shifted per channel. Autograd records the parts.
+// native_group_norm and group_norm. On the CPU, the fused kernel op _group_norm_fused (statistics,
+// normalization and the affine step in one op; its backward _group_norm_fused_backward), 16-bit
+// inputs normalized in float32. On CUDA, for now, native_layer_norm's kernels: [N, C, *] seen as
+// N * group rows of (C / group) * prod(*) contiguous values, normalized as layer_norm's rows (its
+// mean and rstd are group_norm's, [N, group]), then scaled and shifted per channel; autograd
+// records the parts.
 #include "kiln/gen/composite.h"
 #include "kiln/core.h"
+#include "kiln/meta/normalization.h"
+#include "kiln/gen/api/_group_norm_fused.h"
 #include "kiln/gen/api/native_group_norm.h"
 #include "kiln/gen/api/native_layer_norm.h"
 #include "kiln/gen/api/reshape.h"
@@ -11,22 +16,20 @@ namespace kiln::composite {
 
 std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
                                                      int64_t N, int64_t C, int64_t HxW, int64_t group, double eps) {
-  const char* op = "native_group_norm";
-  KILN_CHECK(group > 0, ValueError, op, "group", "Expected num groups to be greater than 0, got ", group);
-  KILN_CHECK(C % group == 0, ShapeError, op, "group",
-             "Expected number of channels in input to be divisible by num_groups, but got input of shape ",
-             shape_str(input.sizes()), " and num_groups=", group);
-  // in 128 bits: N, C and HxW are caller-given and their product may not fit int64
-  const __int128 expected = __int128(N) * __int128(C) * __int128(HxW);
-  KILN_CHECK(
-      N >= 0 && C >= 0 && HxW >= 0 && __int128(input.numel()) == expected && (input.dim() < 2 || input.size(1) == C),
-      ShapeError, op, "input", "Expected the input of shape ", shape_str(input.sizes()), " to hold N * C * HxW = ", N,
-      " * ", C, " * ", HxW, " values");
-  for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"weight", &weight}, {"bias", &bias}})
-    KILN_CHECK(!t->defined() || (t->dim() == 1 && t->numel() == C), ShapeError, op, name, "Expected ", name,
-               " to be a vector of size equal to the number of channels in input, but got ", name, " of shape ",
-               t->defined() ? shape_str(t->sizes()) : std::string("[]"), " and input of shape ",
-               shape_str(input.sizes()));
+  meta::check_group_norm("native_group_norm", input, weight, bias, N, C, HxW, group);
+  const DType dt = input.dtype();
+  const bool reduced = dt == DType::Float16 || dt == DType::BFloat16;
+  if (input.device().is_cpu()) {
+    // the fused kernel, in float32 for 16-bit inputs (weight and bias in the compute dtype); the
+    // statistics come back in the input's dtype, as PyTorch's
+    const DType cdt = reduced ? DType::Float32 : dt;
+    auto in_compute = [&](const Tensor& t) { return t.defined() && t.dtype() != cdt ? t.to(cdt) : t; };
+    auto [out, mean, rstd] =
+        kiln::_group_norm_fused(in_compute(input), in_compute(weight), in_compute(bias), N, C, HxW, group, eps);
+    if (!reduced) return {out, mean, rstd};
+    return {out.to(dt), mean.to(dt), rstd.to(dt)};
+  }
+  // CUDA keeps the route the device suite has passed (there is no fused CUDA kernel yet)
   const int64_t row = (C / group) * HxW;
   auto [normed, mean, rstd] =
       kiln::native_layer_norm(kiln::reshape(input, {N * group, row}), {row}, Tensor(), Tensor(), eps);

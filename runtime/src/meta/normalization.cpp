@@ -110,4 +110,63 @@ BatchNormPlan batch_norm_backward(const char* op, const TensorBase& grad_out, co
   return plan;
 }
 
+void check_group_norm(const char* op, const TensorBase& input, const TensorBase& weight, const TensorBase& bias,
+                      int64_t N, int64_t C, int64_t HxW, int64_t group) {
+  KILN_CHECK(group > 0, ValueError, op, "group", "Expected num groups to be greater than 0, got ", group);
+  KILN_CHECK(C % group == 0, ShapeError, op, "group",
+             "Expected number of channels in input to be divisible by num_groups, but got input of shape ",
+             shape_str(input.sizes()), " and num_groups=", group);
+  // in 128 bits: N, C and HxW are caller-given and their product may not fit int64
+  const __int128 expected = __int128(N) * __int128(C) * __int128(HxW);
+  KILN_CHECK(
+      N >= 0 && C >= 0 && HxW >= 0 && __int128(input.numel()) == expected && (input.dim() < 2 || input.size(1) == C),
+      ShapeError, op, "input", "Expected the input of shape ", shape_str(input.sizes()), " to hold N * C * HxW = ", N,
+      " * ", C, " * ", HxW, " values");
+  for (const auto& [name, t] : {std::pair<const char*, const TensorBase*>{"weight", &weight}, {"bias", &bias}})
+    KILN_CHECK(!t->defined() || (t->dim() == 1 && t->numel() == C), ShapeError, op, name, "Expected ", name,
+               " to be a vector of size equal to the number of channels in input, but got ", name, " of shape ",
+               t->defined() ? shape_str(t->sizes()) : std::string("[]"), " and input of shape ",
+               shape_str(input.sizes()));
+}
+
+GroupNormPlan group_norm(const char* op, const TensorBase& input, const TensorBase& weight, const TensorBase& bias,
+                         int64_t N, int64_t C, int64_t HxW, int64_t group, double eps) {
+  check_group_norm(op, input, weight, bias, N, C, HxW, group);
+  for (const auto& [name, p] : {std::pair<const char*, const TensorBase*>{"weight", &weight}, {"bias", &bias}}) {
+    if (!p->defined()) continue;
+    KILN_CHECK(p->dtype() == input.dtype(), DTypeError, op, name, "expected ", name, " to have dtype ",
+               dtype_name(input.dtype()), ", got ", dtype_name(p->dtype()));
+    KILN_CHECK(p->device() == input.device(), DeviceError, op, name, "expected ", name, " on ", input.device().str(),
+               ", got ", p->device().str());
+  }
+  KILN_CHECK(eps >= 0, ValueError, op, "eps", "expected eps >= 0, got ", eps);
+  GroupNormPlan plan;
+  plan.N = N;
+  plan.C = C;
+  plan.HxW = HxW;
+  plan.group = group;
+  plan.eps = eps;
+  plan.sizes = input.sizes();
+  plan.stat_sizes = {N, group};
+  plan.param_sizes = {C};
+  plan.dtype = input.dtype();
+  return plan;
+}
+
+GroupNormPlan group_norm_backward(const char* op, const TensorBase& grad_out, const TensorBase& input,
+                                  const TensorBase& mean, const TensorBase& rstd, const TensorBase& weight, int64_t N,
+                                  int64_t C, int64_t HxW, int64_t group) {
+  GroupNormPlan plan = group_norm(op, input, weight, TensorBase(), N, C, HxW, group, 0.0);
+  KILN_CHECK(grad_out.sizes().equals(input.sizes()), ShapeError, op, "grad_out", "expected grad_out of shape ",
+             shape_str(input.sizes()), ", got ", shape_str(grad_out.sizes()));
+  for (const auto& [name, t] : {std::pair<const char*, const TensorBase*>{"mean", &mean}, {"rstd", &rstd}})
+    KILN_CHECK(t->numel() == N * group, ShapeError, op, name, "expected ", name, " with N * group = ", N * group,
+               " elements (one per sample and group), got ", shape_str(t->sizes()));
+  for (const auto& [name, t] :
+       {std::pair<const char*, const TensorBase*>{"grad_out", &grad_out}, {"mean", &mean}, {"rstd", &rstd}})
+    KILN_CHECK(t->dtype() == input.dtype(), DTypeError, op, name, "expected ", name, " to have dtype ",
+               dtype_name(input.dtype()), ", got ", dtype_name(t->dtype()));
+  return plan;
+}
+
 }  // namespace kiln::meta

@@ -98,6 +98,12 @@ std::tuple<TensorBase, TensorBase, TensorBase> layer_norm_backward(const TensorB
 std::tuple<TensorBase, TensorBase, TensorBase> batch_norm_training_backward(
     const TensorBase& grad, const TensorBase& input, const TensorBase& weight, const TensorBase& save_mean,
     const TensorBase& save_invstd, double eps, std::array<bool, 3> grad_input_mask);
+// _group_norm_fused's input, weight and bias gradients, the same way: the fused kernel
+// (_group_norm_fused_backward) in a plain backward, differentiable ops under create_graph.
+std::tuple<TensorBase, TensorBase, TensorBase> group_norm_backward(
+    const TensorBase& grad, const TensorBase& input, const TensorBase& weight, const TensorBase& mean,
+    const TensorBase& rstd, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps,
+    std::array<bool, 3> grad_input_mask);
 // Convolution (runtime/src/autograd/formulas_conv.cpp). The input's gradient of
 // convolution(input of input_sizes, weight, ...): the adjoint convolution of grad (transposed
 // flipped), fitted to input_sizes; differentiable, so every derivative order stays in these ops.
