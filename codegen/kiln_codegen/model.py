@@ -1026,10 +1026,7 @@ def check_kernels_exist(registry, root, errors):
     for op in registry.ops:
         if op.kind != "kernel" and not op.is_function:
             continue
-        # A definition: the name after a type (a space, >, &, * or ::), its parameters, then {. It
-        # starts with the name itself, so the search skips ahead to each occurrence of the name.
-        pattern = re.compile(r"(?<=[>&*:\s])" + re.escape(op.body) + r"\s*\([^;{]*\)\s*(const\s*)?\{", re.S)
-        if not pattern.search(texts[op.kind]):
+        if not _defines(texts[op.kind], op.body):
             if allow_missing:
                 missing.append(op)
                 continue
@@ -1038,12 +1035,30 @@ def check_kernels_exist(registry, root, errors):
                                         + (f"kernels/cpu/{op.body}.h (include that header)" if op.kind == "kernel"
                                            else "composite.h")))
         # `backends: [.., cuda]` on a kernel op promises kiln::cuda::<name> in kernels/cuda/.
-        if op.kind == "kernel" and "cuda" in op.backends and not pattern.search(cuda_text):
+        if op.kind == "kernel" and "cuda" in op.backends and not _defines(cuda_text, op.body):
             errors.append(RegistryError(op.line, f"{op.full_name}: backends lists cuda but kernel '{op.body}' is not defined in "
                                         "kernels/cuda/ (namespace kiln::cuda)",
                                         f"define it there with the signature in generated/include/kiln/gen/kernels/cuda/{op.body}.h "
                                         "(include that header), or drop cuda from backends"))
     return missing
+
+
+# What follows a defined function's name: its parameters, then { (after an optional const).
+_DEFINITION_TAIL = re.compile(r"\s*\([^;{]*\)\s*(const\s*)?\{", re.S)
+
+
+def _defines(text, name):
+    """Whether `text` defines function `name`: the name after a type (a space, >, &, * or ::),
+    its parameters, then {. Only the places where the name occurs are examined (str.find), which
+    is what keeps this check fast over the whole kernel tree (a regex search with a lookbehind
+    tried every position of it, for every op)."""
+    at = text.find(name)
+    while at != -1:
+        if at > 0 and (text[at - 1] in ">&*:" or text[at - 1].isspace()):
+            if _DEFINITION_TAIL.match(text, at + len(name)):
+                return True
+        at = text.find(name, at + 1)
+    return False
 
 
 def _read_tree(path):
