@@ -3,15 +3,32 @@
 Every problem is collected as a RegistryError carrying the line it belongs to; nothing is
 written unless the whole registry is valid.
 """
+import copy
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import Dict, List, Optional
+
 
 from . import formulas
 from . import composite_check
 from .cpp import OPTIONS_GROUP, options_start
 from .errors import ErrorList, RegistryError
 from .signature import Signature, SignatureError, parse_signature
+
+
+def replace(obj, **changes):
+    """dataclasses.replace for this module's frozen dataclasses (none has __post_init__ or
+    init=False fields): a copy with the given fields set. _parse_op sets an Op's fields one by
+    one, about 20 times per op, and dataclasses.replace re-runs the 50-field __init__ each time
+    (a third of a --check run)."""
+    names = {f.name for f in fields(obj)}
+    unknown = [k for k in changes if k not in names]
+    if unknown:
+        raise TypeError(f"{type(obj).__name__} has no field {unknown[0]!r}")
+    new = copy.copy(obj)
+    for k, v in changes.items():
+        object.__setattr__(new, k, v)
+    return new
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
           "float32", "float64", "complex64", "complex128"]
