@@ -13,11 +13,6 @@
 namespace kiln::cpu {
 namespace {
 
-template <typename T>
-const T* ptr_or_null(const TensorBase& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
-}
-
 template <typename T, typename C = opmath_t<T>>
 void forward(const meta::BatchNormPlan& p, const T* x, const T* w, const T* b, T* y, C* mean_out, C* invstd_out) {
   const int64_t N = p.N, channels = p.C, HW = p.HW, count = N * HW;

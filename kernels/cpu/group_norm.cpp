@@ -123,11 +123,6 @@ KILN_INLINE void stream_fence(bool stream) {
 #endif
 }
 
-template <typename T>
-const T* ptr_or_null(const TensorBase& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
-}
-
 // T is float or double (the registry's dtypes), its own compute dtype.
 template <typename T>
 void forward(const meta::GroupNormPlan& p, const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out) {
@@ -140,17 +135,8 @@ void forward(const meta::GroupNormPlan& p, const T* x, const T* w, const T* b, T
   for (int64_t i = 0; i < blocks; ++i) {
     const T* xb = x + i * count;
     T* yb = y + i * count;
-    C s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t j = 0; j < count; ++j) s += C(xb[j]);
-    const C mu = count > 0 ? s / C(count) : C(0);  // no elements: mean 0, rstd NaN (0 / 0), as layer_norm's
-    C q = 0;
-#pragma omp simd reduction(+ : q)
-    for (int64_t j = 0; j < count; ++j) {
-      const C d = C(xb[j]) - mu;
-      q += d * d;
-    }
-    const C rs = C(1) / std::sqrt(q / C(count) + eps);
+    C mu, rs;
+    mean_and_rstd(xb, count, eps, &mu, &rs);
     const int64_t c0 = (i % p.group) * D;  // the block's first channel
     for (int64_t d = 0; d < D; ++d) {
       const C scale = rs * (w ? C(w[c0 + d]) : C(1));

@@ -1,6 +1,7 @@
 #ifndef KILN_KERNELS_CPU_KERNEL_UTILS_H_
 #define KILN_KERNELS_CPU_KERNEL_UTILS_H_
-// Small helpers shared by the hand-written CPU kernels: element types, NaN and nonzero tests.
+// Small helpers shared by the hand-written CPU kernels: element types, NaN and nonzero tests,
+// optional operands, a run's mean and rstd.
 #include <cmath>
 #include <type_traits>
 #include "kiln/common/convert.h"
@@ -42,6 +43,31 @@ template <typename T>
 KILN_INLINE double abs_as_double(T x) {
   if constexpr (is_complex_v<T>) return std::hypot(double(x.re), double(x.im));
   else return std::fabs(double(static_cast<opmath_t<T>>(x)));
+}
+
+// An optional operand's data, or null when it is absent (a kernel's Tensor? argument).
+template <typename T>
+const T* ptr_or_null(const TensorBase& t) {
+  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
+}
+
+// The mean and 1 / sqrt(biased variance + eps) of n contiguous values, in compute type C, by two
+// passes (exact for runs whose mean is large against their spread, unlike E[x^2] - E[x]^2). An
+// empty run: mean 0 and rstd NaN (0 / 0), as PyTorch's normalizations give.
+template <typename C, typename T>
+KILN_INLINE void mean_and_rstd(const T* x, int64_t n, C eps, C* mean, C* rstd) {
+  C s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += C(x[i]);
+  const C mu = n > 0 ? s / C(n) : C(0);
+  C q = 0;
+#pragma omp simd reduction(+ : q)
+  for (int64_t i = 0; i < n; ++i) {
+    const C d = C(x[i]) - mu;
+    q += d * d;
+  }
+  *mean = mu;
+  *rstd = C(1) / std::sqrt(q / C(n) + eps);
 }
 
 }  // namespace kiln::cpu

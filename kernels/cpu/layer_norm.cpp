@@ -17,11 +17,6 @@ namespace kiln::cpu {
 namespace {
 
 template <typename T>
-const T* ptr_or_null(const TensorBase& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
-}
-
-template <typename T>
 void layer_norm_rows(const meta::LayerNormPlan& plan, const T* x, const T* w, const T* b, T* y, T* mean_out,
                      T* rstd_out) {
   using C = opmath_t<T>;
@@ -32,17 +27,8 @@ void layer_norm_rows(const meta::LayerNormPlan& plan, const T* x, const T* w, co
   for (int64_t r = 0; r < M; ++r) {
     const T* xr = x + r * N;
     T* yr = y + r * N;
-    C s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < N; ++i) s += C(xr[i]);
-    const C mu = N > 0 ? s / C(N) : C(0);  // an empty row: mean 0 and rstd NaN, as PyTorch's
-    C q = 0;
-#pragma omp simd reduction(+ : q)
-    for (int64_t i = 0; i < N; ++i) {
-      const C d = C(xr[i]) - mu;
-      q += d * d;
-    }
-    const C rs = C(1) / std::sqrt(q / C(N) + eps);
+    C mu, rs;
+    mean_and_rstd(xr, N, eps, &mu, &rs);
     if (w && b) {
 #pragma omp simd
       for (int64_t i = 0; i < N; ++i) yr[i] = T((C(xr[i]) - mu) * rs * C(w[i]) + C(b[i]));

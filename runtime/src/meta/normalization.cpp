@@ -1,8 +1,18 @@
 // Normalization ops' meta steps (see kiln/meta/normalization.h).
 #include "kiln/meta/normalization.h"
 
+#include <string>
+
 namespace kiln::meta {
 namespace {
+
+// A parameter (weight, bias) in the input's dtype and on its device.
+void check_like_input(const char* op, const char* name, const TensorBase& p, const TensorBase& input) {
+  KILN_CHECK(p.dtype() == input.dtype(), DTypeError, op, name, "expected ", name, " to have dtype ",
+             dtype_name(input.dtype()), ", got ", dtype_name(p.dtype()));
+  KILN_CHECK(p.device() == input.device(), DeviceError, op, name, "expected ", name, " on ", input.device().str(),
+             ", got ", p.device().str());
+}
 
 void check_param(const char* op, const char* name, const TensorBase& p, const TensorBase& input,
                  IntArrayRef normalized_shape) {
@@ -10,10 +20,22 @@ void check_param(const char* op, const char* name, const TensorBase& p, const Te
   KILN_CHECK(p.sizes().equals(normalized_shape), ShapeError, op, name, "Expected ", name,
              " to be of same shape as normalized_shape, but got ", name, " of shape ", shape_str(p.sizes()),
              " and normalized_shape = ", shape_str(normalized_shape));
-  KILN_CHECK(p.dtype() == input.dtype(), DTypeError, op, name, "expected ", name, " to have dtype ",
-             dtype_name(input.dtype()), ", got ", dtype_name(p.dtype()));
-  KILN_CHECK(p.device() == input.device(), DeviceError, op, name, "expected ", name, " on ", input.device().str(),
-             ", got ", p.device().str());
+  check_like_input(op, name, p, input);
+}
+
+// A fused backward's grad_out (the input's shape) and saved mean and rstd (`count` elements, one
+// `per` row or group), all in the input's dtype.
+void check_grad_and_stats(const char* op, const TensorBase& grad_out, const TensorBase& input, const TensorBase& mean,
+                          const TensorBase& rstd, int64_t count, const std::string& count_text, const char* per) {
+  KILN_CHECK(grad_out.sizes().equals(input.sizes()), ShapeError, op, "grad_out", "expected grad_out of shape ",
+             shape_str(input.sizes()), ", got ", shape_str(grad_out.sizes()));
+  for (const auto& [name, t] : {std::pair<const char*, const TensorBase*>{"mean", &mean}, {"rstd", &rstd}})
+    KILN_CHECK(t->numel() == count, ShapeError, op, name, "expected ", name, " with ", count_text, " elements (one per ",
+               per, "), got ", shape_str(t->sizes()));
+  for (const auto& [name, t] :
+       {std::pair<const char*, const TensorBase*>{"grad_out", &grad_out}, {"mean", &mean}, {"rstd", &rstd}})
+    KILN_CHECK(t->dtype() == input.dtype(), DTypeError, op, name, "expected ", name, " to have dtype ",
+               dtype_name(input.dtype()), ", got ", dtype_name(t->dtype()));
 }
 
 }  // namespace
@@ -52,15 +74,7 @@ LayerNormPlan layer_norm_backward(const char* op, const TensorBase& grad_out, co
                                   IntArrayRef normalized_shape, const TensorBase& mean, const TensorBase& rstd,
                                   const TensorBase& weight, const TensorBase& bias) {
   LayerNormPlan plan = layer_norm(op, input, normalized_shape, weight, bias, 0.0);
-  KILN_CHECK(grad_out.sizes().equals(input.sizes()), ShapeError, op, "grad_out", "expected grad_out of shape ",
-             shape_str(input.sizes()), ", got ", shape_str(grad_out.sizes()));
-  for (const auto& [name, t] : {std::pair<const char*, const TensorBase*>{"mean", &mean}, {"rstd", &rstd}})
-    KILN_CHECK(t->numel() == plan.M, ShapeError, op, name, "expected ", name, " with ", plan.M,
-               " elements (one per row), got ", shape_str(t->sizes()));
-  for (const auto& [name, t] :
-       {std::pair<const char*, const TensorBase*>{"grad_out", &grad_out}, {"mean", &mean}, {"rstd", &rstd}})
-    KILN_CHECK(t->dtype() == input.dtype(), DTypeError, op, name, "expected ", name, " to have dtype ",
-               dtype_name(input.dtype()), ", got ", dtype_name(t->dtype()));
+  check_grad_and_stats(op, grad_out, input, mean, rstd, plan.M, std::to_string(plan.M), "row");
   return plan;
 }
 
@@ -77,10 +91,7 @@ BatchNormPlan batch_norm(const char* op, const TensorBase& input, const TensorBa
     // PyTorch's message: "weight should contain 3 elements not 4"
     KILN_CHECK(p->dim() == 1 && p->numel() == plan.C, ShapeError, op, name, name, " should contain ", plan.C,
                " elements not ", p->numel());
-    KILN_CHECK(p->dtype() == input.dtype(), DTypeError, op, name, "expected ", name, " to have dtype ",
-               dtype_name(input.dtype()), ", got ", dtype_name(p->dtype()));
-    KILN_CHECK(p->device() == input.device(), DeviceError, op, name, "expected ", name, " on ", input.device().str(),
-               ", got ", p->device().str());
+    check_like_input(op, name, *p, input);
   }
   KILN_CHECK(eps >= 0, ValueError, op, "eps", "expected eps >= 0, got ", eps);
   plan.eps = eps;
@@ -132,13 +143,8 @@ void check_group_norm(const char* op, const TensorBase& input, const TensorBase&
 GroupNormPlan group_norm(const char* op, const TensorBase& input, const TensorBase& weight, const TensorBase& bias,
                          int64_t N, int64_t C, int64_t HxW, int64_t group, double eps) {
   check_group_norm(op, input, weight, bias, N, C, HxW, group);
-  for (const auto& [name, p] : {std::pair<const char*, const TensorBase*>{"weight", &weight}, {"bias", &bias}}) {
-    if (!p->defined()) continue;
-    KILN_CHECK(p->dtype() == input.dtype(), DTypeError, op, name, "expected ", name, " to have dtype ",
-               dtype_name(input.dtype()), ", got ", dtype_name(p->dtype()));
-    KILN_CHECK(p->device() == input.device(), DeviceError, op, name, "expected ", name, " on ", input.device().str(),
-               ", got ", p->device().str());
-  }
+  for (const auto& [name, p] : {std::pair<const char*, const TensorBase*>{"weight", &weight}, {"bias", &bias}})
+    if (p->defined()) check_like_input(op, name, *p, input);
   KILN_CHECK(eps >= 0, ValueError, op, "eps", "expected eps >= 0, got ", eps);
   GroupNormPlan plan;
   plan.N = N;
@@ -157,15 +163,8 @@ GroupNormPlan group_norm_backward(const char* op, const TensorBase& grad_out, co
                                   const TensorBase& mean, const TensorBase& rstd, const TensorBase& weight, int64_t N,
                                   int64_t C, int64_t HxW, int64_t group) {
   GroupNormPlan plan = group_norm(op, input, weight, TensorBase(), N, C, HxW, group, 0.0);
-  KILN_CHECK(grad_out.sizes().equals(input.sizes()), ShapeError, op, "grad_out", "expected grad_out of shape ",
-             shape_str(input.sizes()), ", got ", shape_str(grad_out.sizes()));
-  for (const auto& [name, t] : {std::pair<const char*, const TensorBase*>{"mean", &mean}, {"rstd", &rstd}})
-    KILN_CHECK(t->numel() == N * group, ShapeError, op, name, "expected ", name, " with N * group = ", N * group,
-               " elements (one per sample and group), got ", shape_str(t->sizes()));
-  for (const auto& [name, t] :
-       {std::pair<const char*, const TensorBase*>{"grad_out", &grad_out}, {"mean", &mean}, {"rstd", &rstd}})
-    KILN_CHECK(t->dtype() == input.dtype(), DTypeError, op, name, "expected ", name, " to have dtype ",
-               dtype_name(input.dtype()), ", got ", dtype_name(t->dtype()));
+  check_grad_and_stats(op, grad_out, input, mean, rstd, N * group, "N * group = " + std::to_string(N * group),
+                       "sample and group");
   return plan;
 }
 

@@ -204,7 +204,6 @@ struct AxisCache {
   const Span* outputs_of = nullptr;     // per input index: the outputs that read it
   const AvgSpan* avg = nullptr;         // per output: avg_window
   const Span* adaptive = nullptr;       // per output: adaptive_window
-  const Linear<Acc>* linear = nullptr;  // per output: linear_source
 };
 
 template <typename Acc>
@@ -214,10 +213,6 @@ KILN_HOST_DEVICE KILN_INLINE AvgSpan avg_window_of(const Dim& d, const AxisCache
 template <typename Acc>
 KILN_HOST_DEVICE KILN_INLINE Span adaptive_window_of(const Dim& d, const AxisCache<Acc>& c, int64_t o) {
   return c.adaptive ? c.adaptive[o] : adaptive_window(d, o);
-}
-template <typename Acc>
-KILN_HOST_DEVICE KILN_INLINE Linear<Acc> linear_source_of(const Dim& d, const AxisCache<Acc>& c, int64_t o) {
-  return c.linear ? c.linear[o] : linear_source<Acc>(d, o);
 }
 
 template <typename Acc, typename T>
@@ -296,9 +291,8 @@ KILN_HOST_DEVICE KILN_INLINE Acc nearest_grad(const Geometry2d& g, const T* dy, 
 }
 
 template <typename Acc, typename T>
-KILN_HOST_DEVICE KILN_INLINE Acc bilinear_value(const Geometry2d& g, const T* x, int64_t oh, int64_t ow,
-                                                const AxisCache<Acc>& ch = {}, const AxisCache<Acc>& cw = {}) {
-  const Linear<Acc> sh = linear_source_of(g.h, ch, oh), sw = linear_source_of(g.w, cw, ow);
+KILN_HOST_DEVICE KILN_INLINE Acc bilinear_value(const Geometry2d& g, const T* x, int64_t oh, int64_t ow) {
+  const Linear<Acc> sh = linear_source<Acc>(g.h, oh), sw = linear_source<Acc>(g.w, ow);
   const T* r0 = x + sh.i0 * g.w.in;
   const T* r1 = r0 + sh.step * g.w.in;
   return sh.l0 * (sw.l0 * Acc(r0[sw.i0]) + sw.l1 * Acc(r0[sw.i0 + sw.step])) +
@@ -312,10 +306,10 @@ KILN_HOST_DEVICE KILN_INLINE Acc bilinear_grad(const Geometry2d& g, const T* dy,
   const Span ow_span = cw.outputs_of ? cw.outputs_of[iw] : linear_outputs_of<Acc>(g.w, iw);
   Acc s = 0;
   for (int64_t oh = oh_span.begin; oh < oh_span.end; ++oh) {
-    const Acc wh = linear_weight(linear_source_of(g.h, ch, oh), ih);
+    const Acc wh = linear_weight(linear_source<Acc>(g.h, oh), ih);
     Acc row = 0;
     for (int64_t ow = ow_span.begin; ow < ow_span.end; ++ow)
-      row += linear_weight(linear_source_of(g.w, cw, ow), iw) * Acc(dy[oh * g.w.out + ow]);
+      row += linear_weight(linear_source<Acc>(g.w, ow), iw) * Acc(dy[oh * g.w.out + ow]);
     s += wh * row;
   }
   return s;
