@@ -14,6 +14,7 @@
 #include "kiln/gen/api/addmm.h"
 #include "kiln/gen/api/bmm.h"
 #include "kiln/gen/api/mm.h"
+#include "kiln/gen/api/stack.h"
 
 using namespace kiln;
 using kiln::testing::error_text;
@@ -80,6 +81,48 @@ TEST_CASE("mm: float32/float64 through BLAS, including transposed and strided op
   expect_values(mm(row, b), {3, 5}, {20, 25, 30, 35, 40, 20, 25, 30, 35, 40, 20, 25, 30, 35, 40});
   // vectors as matrices (1 x k, k x 1) with odd strides
   expect_values(mm(a.select(0, 1).unsqueeze(0), b.select(1, 2).unsqueeze(1)), {1, 1}, {16});
+}
+
+// float32 products take oneDNN's sgemm or OpenBLAS by shape (kernels/cpu/onednn_gemm.h): tiny,
+// huge and few-rows-against-many stay on OpenBLAS, the rest go to oneDNN. One shape from each
+// side of every boundary, in all four layouts, with alpha, beta and a NaN-filled C under
+// beta == 0. Entries are small integers, so every float32 sum is exact whatever order either
+// library adds in, and the products equal an int64 triple loop exactly.
+TEST_CASE("mm/addmm: float32 on both sides of the oneDNN/OpenBLAS shape rule, every layout, exact") {
+  struct Shape {
+    int64_t n, k, m;
+  };
+  const Shape shapes[] = {{2, 4, 3},     {31, 33, 32},  {32, 32, 32},  {64, 64, 64},  {1, 1024, 64}, {1024, 64, 1},
+                          {8, 64, 1024}, {15, 200, 64}, {16, 200, 64}, {64, 200, 15}, {1024, 64, 192}, {520, 520, 520}};
+  for (const Shape& s : shapes) {
+    std::vector<int64_t> av(size_t(s.n * s.k)), bv(size_t(s.k * s.m)), cv(size_t(s.n * s.m));
+    for (int64_t i = 0; i < s.n * s.k; ++i) av[size_t(i)] = (i * 7 + 3) % 9 - 4;
+    for (int64_t i = 0; i < s.k * s.m; ++i) bv[size_t(i)] = (i * 5 + 1) % 7 - 3;
+    for (int64_t i = 0; i < s.n * s.m; ++i) cv[size_t(i)] = i % 5 - 2;
+    const std::vector<int64_t> ab = naive_mm(av, bv, s.n, s.k, s.m);
+    std::vector<float> plain(ab.begin(), ab.end()), fused(ab.size());
+    for (size_t i = 0; i < ab.size(); ++i) fused[i] = float(2 * ab[i] - cv[i]);  // beta -1, alpha 2
+    const Tensor a = from_vector(av, {s.n, s.k}).to(kFloat32), b = from_vector(bv, {s.k, s.m}).to(kFloat32);
+    const Tensor c = from_vector(cv, {s.n, s.m}).to(kFloat32);
+    const Tensor a_t = a.t().contiguous().t(), b_t = b.t().contiguous().t();  // column-major: CblasTrans
+    struct Layout {
+      Tensor x, y;
+      const char* name;
+    };
+    for (const Layout& l : {Layout{a, b, "NN"}, Layout{a_t, b, "TN"}, Layout{a, b_t, "NT"}, Layout{a_t, b_t, "TT"}}) {
+      INFO(s.n << "x" << s.k << " @ " << s.k << "x" << s.m << ", " << l.name);
+      const Tensor &x = l.x, &y = l.y;
+      CHECK(mm(x, y).to_vector<float>() == plain);
+      CHECK(addmm(c, x, y, -1, 2).to_vector<float>() == fused);
+      const Tensor nan_c = full({s.n, s.m}, std::numeric_limits<double>::quiet_NaN(), TensorOptions(kFloat32));
+      CHECK(addmm(nan_c, x, y, 0, 1).to_vector<float>() == plain);
+    }
+    // the same products batched: small entries run one per thread, inside a parallel region
+    if (s.n * s.k * s.m <= 1024 * 64 * 192) {
+      const Tensor batched = bmm(stack({a, a}), stack({b, b}));
+      for (int64_t i = 0; i < 2; ++i) CHECK(batched.select(0, i).to_vector<float>() == plain);
+    }
+  }
 }
 
 TEST_CASE("mm: complex64/complex128 through BLAS") {

@@ -17,7 +17,8 @@ struct MatRef {
 
 // C[n x m] (row-major, leading dimension ldc) = alpha * (A[n x k] @ B[k x m]) + beta * C.
 // beta == 0 never reads C, so NaNs in it do not propagate (as BLAS and PyTorch).
-// float32/float64/complex64/complex128 call OpenBLAS, passing transposed layouts as CblasTrans;
+// float32/float64/complex64/complex128 call OpenBLAS, passing transposed layouts as CblasTrans
+// (float32 shapes where oneDNN's sgemm is faster call that instead, onednn_gemm.h);
 // float16/bfloat16 are widened to float32 for sgemm (accumulation in float32); integers use a
 // blocked loop that wraps like PyTorch. Parallel inside (OpenBLAS's threads, or OpenMP for the
 // loop) unless already in a parallel region.

@@ -5,13 +5,12 @@
 // may run concurrently.
 #ifdef KILN_HAVE_ONEDNN
 #include "onednn_conv.h"
+#include "onednn_enabled.h"
 
 #include <omp.h>
 
-#include <cstdlib>
 #include <map>
 #include <mutex>
-#include <string>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
@@ -136,16 +135,6 @@ struct Operand {
     if (inner != user) dnnl::reorder(inner, user).execute(s, inner, user);
   }
 };
-
-// KILN_DISABLE_ONEDNN=1 in the environment sends every convolution to the im2col path (to compare
-// the two, or to test the fallback where oneDNN is installed).
-bool enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("KILN_DISABLE_ONEDNN");
-    return !v || !*v || std::string(v) == "0";
-  }();
-  return on;
-}
 
 bool run(Kind kind, const meta::ConvPlan& p, const float* src, const float* weights, const float* dst,
          const float* bias = nullptr) {
