@@ -65,6 +65,42 @@ TEST_CASE("scaled_dot_product_attention: the fused kernel matches the math over 
   }
 }
 
+TEST_CASE("scaled_dot_product_attention: strided inputs are read in place and give the dense inputs' results") {
+  // q, k, v as a transformer splits one fused projection [B, L, 3, H, E] into heads (row stride
+  // 3 * H * E, batch strides of a permute), a key transposed twice, a value taking every other row,
+  // and a value whose last dim has a step (the one layout copied first). grad_out is a transposed
+  // view too. Each must give what its dense copy gives, forward and backward, causal or masked.
+  manual_seed(12);
+  for (DType dt : {DType::Float64, DType::Float32}) {
+    const double tol = dt == DType::Float64 ? 1e-12 : 1e-5;
+    const int64_t B = 3, L = 70, H = 2, E = 8;
+    Tensor qkv = randn({B, L, 3, H, E}, dt).permute({2, 0, 3, 1, 4});  // [3, B, H, L, E]
+    Tensor wide = randn({B, H, 2 * L, 2 * E}, dt);
+    const std::vector<Tensor> qs = {qkv.select(0, 0), qkv.select(0, 0)};
+    const std::vector<Tensor> ks = {qkv.select(0, 1), randn({B, H, E, L}, dt).transpose(-1, -2)};
+    const std::vector<Tensor> vs = {wide.slice(2, 0, 2 * L, 2).slice(3, 0, E), wide.slice(2, 0, L).slice(3, 0, 2 * E, 2)};
+    for (size_t i = 0; i < qs.size(); ++i)
+      for (bool causal : {true, false}) {
+        INFO(dtype_name(dt) << " case " << i << " causal " << causal);
+        Tensor mask = causal ? Tensor() : rand({L, L}) > 0.3;
+        Tensor q = qs[i].detach().requires_grad_(true), k = ks[i].detach().requires_grad_(true),
+               v = vs[i].detach().requires_grad_(true);
+        Tensor qd = q.detach().contiguous().requires_grad_(true), kd = k.detach().contiguous().requires_grad_(true),
+               vd = v.detach().contiguous().requires_grad_(true);
+        Tensor out = scaled_dot_product_attention(q, k, v, mask, 0.0, causal);
+        Tensor dense = scaled_dot_product_attention(qd, kd, vd, mask, 0.0, causal);
+        expect_values(out, dense.sizes().vec(), dense.to_vector<double>(), tol);
+        Tensor g = randn({B, H, E, L}, dt).transpose(-1, -2);
+        TensorList grads = autograd::grad({out}, {q, k, v}, {g});
+        TensorList dense_grads = autograd::grad({dense}, {qd, kd, vd}, {g.contiguous()});
+        for (size_t j = 0; j < 3; ++j) {
+          INFO("gradient " << j);
+          expect_values(grads[j], dense_grads[j].sizes().vec(), dense_grads[j].to_vector<double>(), tol);
+        }
+      }
+  }
+}
+
 TEST_CASE("scaled_dot_product_attention: create_graph gradients equal the plain ones and differentiate again") {
   manual_seed(12);
   Tensor q = randn({2, 9, 3}, DType::Float64).requires_grad_(true), k = randn({2, 7, 3}, DType::Float64),

@@ -4,14 +4,17 @@
 // per thread and never an [L, S] matrix; it saves each row's logsumexp. The backward recomputes
 // each block's probabilities from the logsumexp: dV += P^T dO, dS = P * (dO V^T - rowsum(dO * O)),
 // dQ += scale dS K, dK += scale dS^T Q. Work is split over the batch (each thread owns whole
-// batch entries, so the sums run in one fixed order). Block products are OpenBLAS calls;
-// 16-bit inputs compute on float32 copies (the mask is read as given, through its strides).
+// batch entries, so the sums run in one fixed order). Block products are gemm calls (gemm.h).
+// Inputs are read in place wherever their rows are unit-stride (the heads of a fused q/k/v
+// projection are); 16-bit inputs compute on float32 copies (the mask is read as given, through
+// its strides).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 #include "gemm.h"
 #include "kernel_utils.h"
+#include "vec_math.h"
 #include "kiln/cpu/parallel.h"
 #include "kiln/gen/kernels/cpu/_scaled_dot_product_attention_fused.h"
 #include "kiln/gen/kernels/cpu/_scaled_dot_product_attention_fused_backward.h"
@@ -26,83 +29,112 @@ template <typename M>
 struct MaskView {
   const meta::AttentionPlan& plan;
   const M* base;  // null: no explicit mask
-  // score of (i, j) after masking: -inf when hidden
+  // Masks query row i's scores s[0, n) of keys j0, j0 + 1, ...: hidden ones become -inf. A causal
+  // row's hidden keys are a suffix, filled at once, so the common cases have no branch per score.
   template <typename C>
-  C apply(C score, int64_t i, int64_t j) const {
-    if (plan.is_causal && j > i) return -std::numeric_limits<C>::infinity();
-    if (!base) return score;
-    const M m = base[i * plan.mask_stride_l + j * plan.mask_stride_s];
-    if constexpr (std::is_same_v<M, bool>) return m ? score : -std::numeric_limits<C>::infinity();
-    else return score + C(m);
+  void apply(C* s, int64_t i, int64_t j0, int64_t n) const {
+    const int64_t end = plan.is_causal ? std::clamp<int64_t>(i - j0 + 1, 0, n) : n;
+    if (base) {
+      const M* m = base + i * plan.mask_stride_l + j0 * plan.mask_stride_s;
+      for (int64_t c = 0; c < end; ++c) {
+        const M mc = m[c * plan.mask_stride_s];
+        if constexpr (std::is_same_v<M, bool>) s[c] = mc ? s[c] : -std::numeric_limits<C>::infinity();
+        else s[c] += C(mc);
+      }
+    }
+    // a select over the whole row, not a fill of the tail: the vector loads that follow then read
+    // whole vector stores (scalar stores under a vector load stall store forwarding)
+    const C hidden = -std::numeric_limits<C>::infinity();
+#pragma omp simd
+    for (int64_t c = 0; c < n; ++c) s[c] = c < end ? s[c] : hidden;
   }
 };
 
+// exp in compute precision: the vectorizable float exp (vec_math.h), libm for double.
+KILN_INLINE float exp_c(float x) { return vec_exp(x); }
+KILN_INLINE double exp_c(double x) { return std::exp(x); }
+
+// One batch entry's [rows, width] matrix: row r at data + r * rs, unit-stride along the row.
 template <typename C>
-MatRef<C> rows(const C* data, int64_t first, int64_t width) {
-  return {data + first * width, width, 1};
+struct Mat {
+  const C* data;
+  int64_t rs;
+};
+
+template <typename C>
+MatRef<C> rows(Mat<C> m, int64_t first) {
+  return {m.data + first * m.rs, m.rs, 1};
 }
 template <typename C>
-MatRef<C> rows_transposed(const C* data, int64_t first, int64_t width) {  // the block's transpose
-  return {data + first * width, 1, width};
+MatRef<C> rows_transposed(Mat<C> m, int64_t first) {  // the block's transpose
+  return {m.data + first * m.rs, 1, m.rs};
 }
 
 // The keys a query block may see: all, or (causal) those up to its last row.
 int64_t key_end(const meta::AttentionPlan& p, int64_t i1) { return p.is_causal ? std::min(p.S, i1) : p.S; }
 
 template <typename C, typename M>
-void forward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, const C* q, const C* k, const C* v, C* out,
-                 C* lse, std::vector<C>& scores, std::vector<C>& acc) {
+void forward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, Mat<C> q, Mat<C> k, Mat<C> v, C* out,
+                 C* lse, std::vector<C>& scores, std::vector<C>& acc, std::vector<C>& stats) {
   const C inf = std::numeric_limits<C>::infinity();
+  C* m = stats.data();           // running max per row of the block
+  C* l = stats.data() + kBlock;  // running sum of exp(score - max)
   for (int64_t i0 = 0; i0 < p.L; i0 += kBlock) {
     const int64_t bq = std::min(kBlock, p.L - i0);
-    std::vector<C> m(size_t(bq), -inf), l(size_t(bq), C(0));
+    std::fill(m, m + bq, -inf);
+    std::fill(l, l + bq, C(0));
     std::fill(acc.begin(), acc.begin() + bq * p.Ev, C(0));
     const int64_t j_end = key_end(p, i0 + bq);
     for (int64_t j0 = 0; j0 < j_end; j0 += kBlock) {
       const int64_t bk = std::min(kBlock, j_end - j0);
-      gemm<C>(bq, bk, p.E, Scalar(p.scale), rows(q, i0, p.E), rows_transposed(k, j0, p.E), Scalar(0), scores.data(),
+      gemm<C>(bq, bk, p.E, Scalar(p.scale), rows(q, i0), rows_transposed(k, j0), Scalar(0), scores.data(),
               bk);
       for (int64_t r = 0; r < bq; ++r) {
         C* s = scores.data() + r * bk;
+        mask.apply(s, i0 + r, j0, bk);
         C row_max = -inf;
-        for (int64_t c = 0; c < bk; ++c) {
-          s[c] = mask.apply(s[c], i0 + r, j0 + c);
-          row_max = std::max(row_max, s[c]);
-        }
-        const C m_new = std::max(m[size_t(r)], row_max);
+#pragma omp simd reduction(max : row_max)
+        for (int64_t c = 0; c < bk; ++c) row_max = std::max(row_max, s[c]);
+        const C m_new = std::max(m[r], row_max);
         if (m_new == -inf) {  // nothing visible yet: no weight from this block
           std::fill(s, s + bk, C(0));
           continue;
         }
-        const C correction = std::exp(m[size_t(r)] - m_new);  // 0 when the old max was -inf
+        const C correction = std::exp(m[r] - m_new);  // 0 when the old max was -inf
         C sum = 0;
-        for (int64_t c = 0; c < bk; ++c) sum += (s[c] = std::exp(s[c] - m_new));
-        l[size_t(r)] = l[size_t(r)] * correction + sum;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t c = 0; c < bk; ++c) {
+          const C e = exp_c(s[c] - m_new);
+          s[c] = e;
+          sum += e;
+        }
+        l[r] = l[r] * correction + sum;
         if (correction != C(1))
           for (int64_t c = 0; c < p.Ev; ++c) acc[size_t(r * p.Ev + c)] *= correction;
-        m[size_t(r)] = m_new;
+        m[r] = m_new;
       }
       if (p.Ev > 0)
-        gemm<C>(bq, p.Ev, bk, Scalar(1), MatRef<C>{scores.data(), bk, 1}, rows(v, j0, p.Ev), Scalar(1), acc.data(),
+        gemm<C>(bq, p.Ev, bk, Scalar(1), MatRef<C>{scores.data(), bk, 1}, rows(v, j0), Scalar(1), acc.data(),
                 p.Ev);
     }
     for (int64_t r = 0; r < bq; ++r) {
       // a row that sees no key: NaN, as softmax over nothing but -inf (PyTorch's math path);
       // no keys at all: 0, the empty product's
-      const C norm = l[size_t(r)] > 0 ? C(1) / l[size_t(r)] : p.S == 0 ? C(0) : std::numeric_limits<C>::quiet_NaN();
+      const C norm = l[r] > 0 ? C(1) / l[r] : p.S == 0 ? C(0) : std::numeric_limits<C>::quiet_NaN();
       for (int64_t c = 0; c < p.Ev; ++c) out[(i0 + r) * p.Ev + c] = acc[size_t(r * p.Ev + c)] * norm;
-      lse[i0 + r] = l[size_t(r)] > 0 ? m[size_t(r)] + std::log(l[size_t(r)]) : -inf;
+      lse[i0 + r] = l[r] > 0 ? m[r] + std::log(l[r]) : -inf;
     }
   }
 }
 
 template <typename C, typename M>
-void backward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, const C* q, const C* k, const C* v,
-                  const C* out, const C* dout, const C* lse, C* dq, C* dk, C* dv, std::vector<C>& probs,
+void backward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, Mat<C> q, Mat<C> k, Mat<C> v, Mat<C> out,
+                  Mat<C> dout, const C* lse, C* dq, C* dk, C* dv, std::vector<C>& probs,
                   std::vector<C>& dprobs, std::vector<C>& delta) {
   for (int64_t i = 0; i < p.L; ++i) {  // rowsum(dO * O)
     C d = 0;
-    for (int64_t c = 0; c < p.Ev; ++c) d += dout[i * p.Ev + c] * out[i * p.Ev + c];
+    const C *dor = dout.data + i * dout.rs, *orow = out.data + i * out.rs;
+    for (int64_t c = 0; c < p.Ev; ++c) d += dor[c] * orow[c];
     delta[size_t(i)] = d;
   }
   std::fill(dq, dq + p.L * p.E, C(0));
@@ -114,29 +146,33 @@ void backward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, const C
     const int64_t i_start = p.is_causal ? j0 / kBlock * kBlock : 0;  // earlier query blocks see none of these keys
     for (int64_t i0 = i_start; i0 < p.L; i0 += kBlock) {
       const int64_t bq = std::min(kBlock, p.L - i0);
-      gemm<C>(bq, bk, p.E, Scalar(p.scale), rows(q, i0, p.E), rows_transposed(k, j0, p.E), Scalar(0), probs.data(), bk);
-      for (int64_t r = 0; r < bq; ++r)
-        for (int64_t c = 0; c < bk; ++c) {
-          C& s = probs[size_t(r * bk + c)];
-          s = std::exp(mask.apply(s, i0 + r, j0 + c) - lse[i0 + r]);
-        }
+      gemm<C>(bq, bk, p.E, Scalar(p.scale), rows(q, i0), rows_transposed(k, j0), Scalar(0), probs.data(), bk);
+      for (int64_t r = 0; r < bq; ++r) {
+        C* s = probs.data() + r * bk;
+        mask.apply(s, i0 + r, j0, bk);
+        const C row_lse = lse[i0 + r];
+#pragma omp simd
+        for (int64_t c = 0; c < bk; ++c) s[c] = exp_c(s[c] - row_lse);
+      }
       // dV_j += P^T dO_i
       if (p.Ev > 0)
-        gemm<C>(bk, p.Ev, bq, Scalar(1), MatRef<C>{probs.data(), 1, bk}, rows(dout, i0, p.Ev), Scalar(1),
+        gemm<C>(bk, p.Ev, bq, Scalar(1), MatRef<C>{probs.data(), 1, bk}, rows(dout, i0), Scalar(1),
                 dv + j0 * p.Ev, p.Ev);
       // dP = dO_i V_j^T, then dS = P * (dP - delta)
-      gemm<C>(bq, bk, p.Ev, Scalar(1), rows(dout, i0, p.Ev), rows_transposed(v, j0, p.Ev), Scalar(0), dprobs.data(),
+      gemm<C>(bq, bk, p.Ev, Scalar(1), rows(dout, i0), rows_transposed(v, j0), Scalar(0), dprobs.data(),
               bk);
-      for (int64_t r = 0; r < bq; ++r)
-        for (int64_t c = 0; c < bk; ++c) {
-          const size_t e = size_t(r * bk + c);
-          dprobs[e] = probs[e] * (dprobs[e] - delta[size_t(i0 + r)]);
-        }
+      for (int64_t r = 0; r < bq; ++r) {
+        const C d = delta[size_t(i0 + r)];
+        C* ds = dprobs.data() + r * bk;
+        const C* pr = probs.data() + r * bk;
+#pragma omp simd
+        for (int64_t c = 0; c < bk; ++c) ds[c] = pr[c] * (ds[c] - d);
+      }
       // dQ_i += scale dS K_j; dK_j += scale dS^T Q_i
       if (p.E == 0) continue;
-      gemm<C>(bq, p.E, bk, Scalar(scale), MatRef<C>{dprobs.data(), bk, 1}, rows(k, j0, p.E), Scalar(1), dq + i0 * p.E,
+      gemm<C>(bq, p.E, bk, Scalar(scale), MatRef<C>{dprobs.data(), bk, 1}, rows(k, j0), Scalar(1), dq + i0 * p.E,
               p.E);
-      gemm<C>(bk, p.E, bq, Scalar(scale), MatRef<C>{dprobs.data(), 1, bk}, rows(q, i0, p.E), Scalar(1), dk + j0 * p.E,
+      gemm<C>(bk, p.E, bq, Scalar(scale), MatRef<C>{dprobs.data(), 1, bk}, rows(q, i0), Scalar(1), dk + j0 * p.E,
               p.E);
     }
   }
@@ -155,6 +191,40 @@ TensorBase dense_as(const TensorBase& t, const char* op) {
 template <typename C>
 const C* cptr(const TensorBase& t) {
   return static_cast<const C*>(t.data_ptr());
+}
+
+// An input read in place as B matrices [n, width]: in compute type C with unit stride along its
+// rows (a permuted view such as a head split of a fused q/k/v projection qualifies), else a
+// dense copy first. Entry b's matrix starts at offset[b]: the batch dims' strides, in order.
+template <typename C>
+struct Batched {
+  TensorBase held;  // what is read: the input itself, or its copy
+  std::vector<int64_t> offset;
+  int64_t rs = 0;
+  Mat<C> operator[](int64_t b) const { return {static_cast<const C*>(held.data_ptr()) + offset[size_t(b)], rs}; }
+};
+
+template <typename C>
+Batched<C> batched(const TensorBase& t, int64_t B, const char* op) {
+  const int64_t nd = t.dim(), width = t.size(nd - 1);
+  Batched<C> r;
+  if (t.dtype() == dtype_of<C> && (t.stride(nd - 1) == 1 || width <= 1)) {
+    r.held = t;
+  } else {
+    r.held = kiln::detail::empty_dense(t.sizes(), dtype_of<C>, t.device(), op);
+    r.held.copy_(t);
+  }
+  r.rs = r.held.size(nd - 2) <= 1 ? width : r.held.stride(nd - 2);
+  r.offset.assign(size_t(B), 0);
+  for (int64_t b = 0; b < B; ++b) {  // b's index over the batch dims, last fastest
+    int64_t rest = b, off = 0;
+    for (int64_t d = nd - 3; d >= 0; --d) {
+      off += rest % r.held.size(d) * r.held.stride(d);
+      rest /= r.held.size(d);
+    }
+    r.offset[size_t(b)] = off;
+  }
+  return r;
 }
 
 // fn(mask view for batch entry b) for the mask's element type.
@@ -182,7 +252,8 @@ void _scaled_dot_product_attention_fused(const meta::AttentionPlan& plan, const 
     if constexpr (is_float_like_v<T>) {
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const char* op = "_scaled_dot_product_attention_fused";
-      const TensorBase q = dense_as<C>(query, op), k = dense_as<C>(key, op), v = dense_as<C>(value, op);
+      const Batched<C> q = batched<C>(query, plan.B, op), k = batched<C>(key, plan.B, op),
+                       v = batched<C>(value, plan.B, op);
       TensorBase out = output.dtype() == dtype_of<C>
                            ? output
                            : kiln::detail::empty_dense(output.sizes(), dtype_of<C>, output.device(), op);
@@ -190,13 +261,13 @@ void _scaled_dot_product_attention_fused(const meta::AttentionPlan& plan, const 
       const int threads = threads_over_batch(plan);
 #pragma omp parallel num_threads(threads) if (threads > 1)
       {
-        std::vector<C> scores(size_t(kBlock * kBlock)), acc(size_t(kBlock * std::max<int64_t>(plan.Ev, 1)));
+        std::vector<C> scores(size_t(kBlock * kBlock)), acc(size_t(kBlock * std::max<int64_t>(plan.Ev, 1))),
+            stats(size_t(2 * kBlock));
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < plan.B; ++b)
           with_mask<T>(plan, attn_mask, b, [&](const auto& mask) {
-            forward_one<C>(plan, mask, cptr<C>(q) + b * plan.L * plan.E, cptr<C>(k) + b * plan.S * plan.E,
-                           cptr<C>(v) + b * plan.S * plan.Ev, static_cast<C*>(out.data_ptr()) + b * plan.L * plan.Ev,
-                           lse + b * plan.L, scores, acc);
+            forward_one<C>(plan, mask, q[b], k[b], v[b], static_cast<C*>(out.data_ptr()) + b * plan.L * plan.Ev,
+                           lse + b * plan.L, scores, acc, stats);
           });
       }
       if (!out.is_same(output)) output.copy_(out);
@@ -215,8 +286,10 @@ void _scaled_dot_product_attention_fused_backward(const meta::AttentionPlan& pla
     if constexpr (is_float_like_v<T>) {
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const char* op = "_scaled_dot_product_attention_fused_backward";
-      const TensorBase q = dense_as<C>(query, op), k = dense_as<C>(key, op), v = dense_as<C>(value, op),
-                       o = dense_as<C>(output, op), dout = dense_as<C>(grad_out, op), lse = dense_as<C>(logsumexp, op);
+      const Batched<C> q = batched<C>(query, plan.B, op), k = batched<C>(key, plan.B, op),
+                       v = batched<C>(value, plan.B, op), o = batched<C>(output, plan.B, op),
+                       dout = batched<C>(grad_out, plan.B, op);
+      const TensorBase lse = dense_as<C>(logsumexp, op);
       auto result = [&](const TensorBase& r) {
         return r.dtype() == dtype_of<C> ? r : kiln::detail::empty_dense(r.sizes(), dtype_of<C>, r.device(), op);
       };
@@ -228,9 +301,7 @@ void _scaled_dot_product_attention_fused_backward(const meta::AttentionPlan& pla
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < plan.B; ++b)
           with_mask<T>(plan, attn_mask, b, [&](const auto& mask) {
-            backward_one<C>(plan, mask, cptr<C>(q) + b * plan.L * plan.E, cptr<C>(k) + b * plan.S * plan.E,
-                            cptr<C>(v) + b * plan.S * plan.Ev, cptr<C>(o) + b * plan.L * plan.Ev,
-                            cptr<C>(dout) + b * plan.L * plan.Ev, cptr<C>(lse) + b * plan.L,
+            backward_one<C>(plan, mask, q[b], k[b], v[b], o[b], dout[b], cptr<C>(lse) + b * plan.L,
                             static_cast<C*>(dq.data_ptr()) + b * plan.L * plan.E,
                             static_cast<C*>(dk.data_ptr()) + b * plan.S * plan.E,
                             static_cast<C*>(dv.data_ptr()) + b * plan.S * plan.Ev, probs, dprobs, delta);

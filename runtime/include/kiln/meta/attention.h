@@ -11,8 +11,9 @@
 //       const TensorBase& grad_query, const TensorBase& grad_key, const TensorBase& grad_value,
 //       const TensorBase& grad_out, const TensorBase& query, const TensorBase& key, const TensorBase& value,
 //       const TensorBase& attn_mask, const TensorBase& output, const TensorBase& logsumexp)
-// query, key, value (and the backward's tensors) arrive contiguous; attn_mask as given (it may
-// be a broadcast view: never expanded), read through mask_offsets and the strides below.
+// query, key, value (and the backward's tensors) arrive in any layout, the backend copying what
+// it cannot read in place; attn_mask as given (it may be a broadcast view: never expanded), read
+// through mask_offsets and the strides below.
 #include <vector>
 #include "kiln/tensor_base.h"
 
