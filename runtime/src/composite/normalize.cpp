@@ -21,6 +21,11 @@ Tensor local_response_norm(const Tensor& input, int64_t size, double alpha, doub
              "Expected 3D or higher dimensionality input (got ", input.dim(), " dimensions)");
   KILN_CHECK(size > 0, ValueError, "local_response_norm", "size", "expected size > 0, got ", size);
   if (input.numel() == 0) return input;
+  // 16-bit inputs compute in float32, as the other normalizations: the running sum's differences
+  // would lose most of a 16-bit mantissa.
+  const DType dt = input.dtype();
+  if (dt == DType::Float16 || dt == DType::BFloat16)
+    return local_response_norm(input.to(DType::Float32), size, alpha, beta, k).to(dt);
   const int64_t C = input.size(1);
   const Tensor sq = input * input;
   // The window of channel c is [c - size / 2, c + (size - 1) / 2], zero-padded as PyTorch's
