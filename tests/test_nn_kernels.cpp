@@ -112,6 +112,41 @@ TEST_CASE("softmax / log_softmax: dtype=, 16-bit floats, infinities, 0-d and emp
   }
 }
 
+TEST_CASE("softmax / log_softmax: float rows through either exp (libmvec within 87 of the max, vec_exp beyond)") {
+  // Row 0 spans 80 below its max (libmvec's fast range), row 1 reaches 95 below (a subnormal
+  // term), row 2 holds masked -inf scores: the last two take vec_exp. Every row is checked
+  // against a double computation within float32's accuracy: a few ulp, plus the rounding of
+  // x - max to float, which moves exp(x - max) by up to |x - max| * 2^-24 relatively.
+  const int64_t D = 300;
+  std::vector<float> x(size_t(3 * D));
+  for (int64_t i = 0; i < D; ++i) {
+    x[size_t(i)] = float(std::sin(double(i)) * 40 + 3);
+    x[size_t(D + i)] = float(-95.0 * double(i) / double(D - 1) + 2);
+    x[size_t(2 * D + i)] = i % 3 == 0 ? -kInfF : float(std::cos(double(i)) * 5);
+  }
+  const Tensor t = from_vector(x, {3, D});
+  std::vector<double> soft(x.size()), logsoft(x.size()), below_max(x.size());
+  for (int64_t r = 0; r < 3; ++r) {
+    double m = -INFINITY, s = 0;
+    for (int64_t i = 0; i < D; ++i) m = std::max(m, double(x[size_t(r * D + i)]));
+    for (int64_t i = 0; i < D; ++i) s += std::exp(double(x[size_t(r * D + i)]) - m);
+    for (int64_t i = 0; i < D; ++i) {
+      const double v = double(x[size_t(r * D + i)]) - m;
+      below_max[size_t(r * D + i)] = -v;
+      soft[size_t(r * D + i)] = std::exp(v) / s;
+      logsoft[size_t(r * D + i)] = v - std::log(s);
+    }
+  }
+  const std::vector<float> got = softmax(t, 1).to_vector<float>(), got_log = log_softmax(t, 1).to_vector<float>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    INFO("element " << i);
+    const double rel = 5e-7 + (std::isinf(below_max[i]) ? 0 : below_max[i] * 6e-8);
+    CHECK(std::fabs(double(got[i]) - soft[i]) <= rel * soft[i] + 1.5e-45);  // + half a subnormal step
+    if (std::isinf(logsoft[i])) CHECK(got_log[i] == -kInfF);
+    else CHECK(std::fabs(double(got_log[i]) - logsoft[i]) <= 1e-5 * std::max(1.0, std::fabs(logsoft[i])));
+  }
+}
+
 TEST_CASE("softmax / log_softmax: errors") {
   Tensor y = y34();
   CHECK_THROWS_AS(softmax(y, 2), IndexError);

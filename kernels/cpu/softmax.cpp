@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 #include "kiln/cpu/parallel.h"
 #include "kiln/gen/kernels/cpu/log_softmax.h"
 #include "kiln/gen/kernels/cpu/softmax.h"
 #include "kernel_utils.h"
 #include "vec_math.h"
+#include "kiln/common/math_simd.h"
 
 namespace kiln::cpu {
 namespace {
@@ -22,6 +24,35 @@ inline constexpr int64_t kColumns = 256;  // inner columns per task on the strid
 // exp in compute precision: the vectorizable float exp, libm for double.
 KILN_INLINE float exp_c(float x) { return vec_exp(x); }
 KILN_INLINE double exp_c(double x) { return std::exp(x); }
+
+// A row's exp(x - max) through libmvec (std::exp, vectorized by math_simd.h) where that is safe
+// to prefer: libmvec's float exp runs at twice vec_exp's speed while every argument lies in its
+// fast range (|x| < 87.3), but a vector holding one argument outside it (a masked -inf) falls
+// back to scalar calls, at three times vec_exp's cost. A row whose minimum is within 87 of its
+// maximum has no such argument; other rows, and double, take exp_c.
+template <typename C>
+bool libmvec_safe(C row_min, C row_max) {
+  return std::is_same_v<C, float> && row_min - row_max > C(-87);
+}
+KILN_INLINE float exp_fast(float x) { return std::exp(x); }
+KILN_INLINE double exp_fast(double x) { return std::exp(x); }
+
+// sum of exp(x - m) over a row, each term also stored in e unless e is null
+template <bool kFast, typename T, typename C>
+C exp_row(const T* x, C m, int64_t D, C* e) {
+  C s = 0;
+  if (!e) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < D; ++i) s += kFast ? exp_fast(C(x[i]) - m) : exp_c(C(x[i]) - m);
+  } else {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < D; ++i) {
+      e[i] = kFast ? exp_fast(C(x[i]) - m) : exp_c(C(x[i]) - m);
+      s += e[i];
+    }
+  }
+  return s;
+}
 
 // A NaN in a row needs no special case: exp(NaN - max) makes the sum, hence the row, NaN.
 template <typename T, bool kLog>
@@ -36,23 +67,21 @@ void softmax_rows(const T* in, T* out, int64_t outer, int64_t D) {
     for (int64_t r = 0; r < outer; ++r) {
       const T* x = in + r * D;
       T* y = out + r * D;
-      C m = -std::numeric_limits<C>::infinity();
-#pragma omp simd reduction(max : m)
-      for (int64_t i = 0; i < D; ++i) m = std::max(m, C(x[i]));
-      C s = 0;
+      C m = -std::numeric_limits<C>::infinity(), lo = std::numeric_limits<C>::infinity();
+#pragma omp simd reduction(max : m) reduction(min : lo)
+      for (int64_t i = 0; i < D; ++i) {
+        m = std::max(m, C(x[i]));
+        lo = std::min(lo, C(x[i]));
+      }
+      const bool fast = libmvec_safe(lo, m);
       if constexpr (kLog) {
         // only the sum is needed: nothing is stored in this pass
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < D; ++i) s += exp_c(C(x[i]) - m);
+        const C s = fast ? exp_row<true>(x, m, D, static_cast<C*>(nullptr)) : exp_row<false>(x, m, D, static_cast<C*>(nullptr));
         const C shift = m + std::log(s);
 #pragma omp simd
         for (int64_t i = 0; i < D; ++i) y[i] = T(C(x[i]) - shift);
       } else {
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < D; ++i) {
-          e[i] = exp_c(C(x[i]) - m);
-          s += e[i];
-        }
+        const C s = fast ? exp_row<true>(x, m, D, e) : exp_row<false>(x, m, D, e);
         // one division per row; the multiply is within an ulp of dividing each element
         const C inv = C(1) / s;
 #pragma omp simd
