@@ -78,7 +78,8 @@ TEST_CASE("scaled_dot_product_attention: strided inputs are read in place and gi
     Tensor wide = randn({B, H, 2 * L, 2 * E}, dt);
     const std::vector<Tensor> qs = {qkv.select(0, 0), qkv.select(0, 0)};
     const std::vector<Tensor> ks = {qkv.select(0, 1), randn({B, H, E, L}, dt).transpose(-1, -2)};
-    const std::vector<Tensor> vs = {wide.slice(2, 0, 2 * L, 2).slice(3, 0, E), wide.slice(2, 0, L).slice(3, 0, 2 * E, 2)};
+    const std::vector<Tensor> vs = {wide.slice(2, 0, 2 * L, 2).slice(3, 0, E),
+                                    wide.slice(2, 0, L).slice(3, 0, 2 * E, 2)};
     for (size_t i = 0; i < qs.size(); ++i)
       for (bool causal : {true, false}) {
         INFO(dtype_name(dt) << " case " << i << " causal " << causal);

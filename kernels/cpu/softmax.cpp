@@ -76,7 +76,8 @@ void softmax_rows(const T* in, T* out, int64_t outer, int64_t D) {
       const bool fast = libmvec_safe(lo, m);
       if constexpr (kLog) {
         // only the sum is needed: nothing is stored in this pass
-        const C s = fast ? exp_row<true>(x, m, D, static_cast<C*>(nullptr)) : exp_row<false>(x, m, D, static_cast<C*>(nullptr));
+        C* const none = nullptr;
+        const C s = fast ? exp_row<true>(x, m, D, none) : exp_row<false>(x, m, D, none);
         const C shift = m + std::log(s);
 #pragma omp simd
         for (int64_t i = 0; i < D; ++i) y[i] = T(C(x[i]) - shift);
