@@ -50,10 +50,6 @@ struct MaskView {
   }
 };
 
-// exp in compute precision: the vectorizable float exp (vec_math.h), libm for double.
-KILN_INLINE float exp_c(float x) { return vec_exp(x); }
-KILN_INLINE double exp_c(double x) { return std::exp(x); }
-
 // One batch entry's [rows, width] matrix: row r at data + r * rs, unit-stride along the row.
 template <typename C>
 struct Mat {

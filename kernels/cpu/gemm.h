@@ -26,7 +26,7 @@ template <typename T>
 void gemm(int64_t n, int64_t m, int64_t k, const Scalar& alpha, MatRef<T> a, MatRef<T> b, const Scalar& beta,
           T* c, int64_t ldc);
 
-// Whether gemm<T> ends in OpenBLAS.
+// Whether gemm<T> ends in a BLAS call (OpenBLAS, or oneDNN's sgemm for some float32 shapes).
 template <typename T>
 inline constexpr bool gemm_uses_blas_v =
     std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, complex<float>> ||

@@ -95,10 +95,6 @@ struct ExpSumReducer {
   static C shift_of(C m) { return std::isinf(m) ? C(0) : m; }
   acc_t init(int64_t o) const { return {shift_of(maxes[o]), 0.0}; }
   acc_t identity(const acc_t& a) const { return {a.shift, 0.0}; }
-  static KILN_INLINE C exp_c(C v) {
-    if constexpr (std::is_same_v<C, float>) return vec_exp(v);
-    else return std::exp(v);
-  }
   KILN_INLINE void step(acc_t& a, T x, int64_t) const { a.s += double(exp_c(C(x) - a.shift)); }
   void run(acc_t& a, const T* p, int64_t n, int64_t s, int64_t r) const {
     if constexpr (std::is_same_v<C, float>) {

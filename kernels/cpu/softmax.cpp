@@ -21,10 +21,6 @@ namespace {
 
 inline constexpr int64_t kColumns = 256;  // inner columns per task on the strided path
 
-// exp in compute precision: the vectorizable float exp, libm for double.
-KILN_INLINE float exp_c(float x) { return vec_exp(x); }
-KILN_INLINE double exp_c(double x) { return std::exp(x); }
-
 // A row's exp(x - max) through libmvec (std::exp, vectorized by math_simd.h) where that is safe
 // to prefer: libmvec's float exp runs at twice vec_exp's speed while every argument lies in its
 // fast range (|x| < 87.3), but a vector holding one argument outside it (a masked -inf) falls

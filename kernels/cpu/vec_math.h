@@ -8,6 +8,7 @@
 // accurate. Error below 1 ulp (checked against double exp); exp(-inf) = 0, exp(+inf) = inf,
 // NaN propagates. Free of conditional constants so GCC's if-conversion (with trapping math)
 // accepts it and the loop vectorizes.
+#include <cmath>
 #include <cstdint>
 #include "kiln/macros.h"
 
@@ -48,6 +49,10 @@ KILN_INLINE float vec_exp(float x) {
   y = y * select_bits(x > -104.0f, __builtin_bit_cast(float, uint32_t(n2 + 127) << 23), 0.0f);
   return select_bits(x == x, y, x);
 }
+
+// exp in compute precision: vec_exp for float, the C library's for double.
+KILN_INLINE float exp_c(float x) { return vec_exp(x); }
+KILN_INLINE double exp_c(double x) { return std::exp(x); }
 
 }  // namespace kiln::cpu
 #endif  // KILN_KERNELS_CPU_VEC_MATH_H_
