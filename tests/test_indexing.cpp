@@ -200,3 +200,14 @@ TEST_CASE("use_deterministic_algorithms: a process-wide flag, as PyTorch's") {
   use_deterministic_algorithms(false);
   CHECK_FALSE(are_deterministic_algorithms_enabled());
 }
+
+TEST_CASE("index_copy / index_add: slices with no elements write nothing (no storage to touch)") {
+  // [3, 0] along dim 0: every slice is empty; [0, 3, 2] along dim 1: no outer slice
+  Tensor empty_rows = zeros({3, 0});
+  Tensor copied = empty_rows.index_copy(0, i64({0, 2}, {2}), zeros({2, 0}));
+  CHECK(copied.sizes().vec() == std::vector<int64_t>{3, 0});
+  Tensor added = index_add(zeros({0, 3, 2}), 1, i64({2, 1}, {2}), zeros({0, 2, 2}));
+  CHECK(added.sizes().vec() == std::vector<int64_t>{0, 3, 2});
+  // an index out of range is still an error (PyTorch 1.13 skips the check when nothing moves)
+  CHECK(has(error_text<IndexError>([&] { empty_rows.index_copy(0, i64({3}, {1}), zeros({1, 0})); }), "index_copy"));
+}

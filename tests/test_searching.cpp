@@ -64,6 +64,9 @@ TEST_CASE("search rules: PyTorch's probes on the host (NaN values at the end, Na
   CHECK(search::histc_bin<float>(0.5f, 1.0f, 3.0f, 4) == -1);
   CHECK(search::histc_bin<float>(NAN, 1.0f, 3.0f, 4) == 0);  // PyTorch 1.13 CPU counts NaN in the first bin
   CHECK(search::histc_bin<double>(2.0, 1.0, 3.0, 4) == 2);
+  // A range that rounds to zero width (0/0) or a product that overflows: bin 0, as PyTorch on x86
+  CHECK(search::histc_bin<float>(1.0f, 1.0f, 1.0f, 4) == 0);
+  CHECK(search::histc_bin<float>(3e38f, -3.4e38f, 3.4e38f, 100) == 0);
 }
 
 TEST_CASE("searchsorted: NaN, right and side, out_int32, the scalar form") {
@@ -207,6 +210,9 @@ TEST_CASE("histc: range from the data, edges, NaN (the first bin, as PyTorch 1.1
   Tensor hb = histc(floats({1, 2, 3}).to(DType::BFloat16), 3);
   CHECK(hb.dtype() == DType::BFloat16);
   expect_values(hb, {3}, {1, 1, 1});
+  // [1, 1.001] rounds to [1, 1] in bfloat16: PyTorch 1.13 counts the 1s in the first bin
+  expect_values(histc(floats({1, 1, 0.5f}).to(DType::BFloat16), 4, 1, 1.001), {4}, {2, 0, 0, 0});
+  expect_values(histc(floats({3e38f, 1, -3e38f}), 3, -3.4e38, 3.4e38), {3}, {3, 0, 0});  // the width overflows
   // non-contiguous input
   Tensor m = from_vector<float>({0, 1, 2, 3, 4, 5}, {2, 3});
   expect_values(histc(m.t(), 3, 0, 6), {3}, {2, 2, 2});

@@ -38,6 +38,7 @@ void update_rows(const meta::IndexPlan& plan, const TensorBase& out, const Tenso
                  const Row& row) {
   out.copy_(self);
   const int64_t S = plan.split.size, inner = plan.split.inner, n = plan.n;
+  if (inner == 0 || plan.split.outer == 0) return;  // no element to write (out may hold no storage)
   T* y = static_cast<T*>(out.data_ptr());
   split_places(plan, [&](int64_t o0, int64_t o1, int64_t c0, int64_t c1) {
     for (int64_t o = o0; o < o1; ++o)

@@ -41,7 +41,12 @@ KILN_HOST_DEVICE KILN_INLINE int64_t histc_bin(T x, T lo, T hi, int64_t bins) {
   const M offset = M(T(xm - lm));
   const M scaled = M(T(offset * M(T(M(bins)))));
   const M width = M(T(hm - lm));
-  int64_t pos = int64_t(M(T(scaled / width)));
+  const M quotient = M(T(scaled / width));
+  // A quotient int64 cannot hold (0/0 when the range rounds to zero width in T, an overflowed
+  // product) is bin 0: PyTorch's conversion gives INT64_MIN there on x86, which wraps to bin 0
+  // as NaN's does. Converting it here would be undefined behaviour.
+  if (!(quotient > M(-9.2e18) && quotient < M(9.2e18))) return 0;
+  int64_t pos = int64_t(quotient);
   if (pos >= bins) pos = bins - 1;  // the right edge (and a rounding past it)
   if (pos < 0) pos = 0;
   return pos;
