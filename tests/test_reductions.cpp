@@ -21,6 +21,8 @@
 #include "kiln/gen/api/max.h"
 #include "kiln/gen/api/mean.h"
 #include "kiln/gen/api/min.h"
+#include "kiln/gen/api/narrow.h"
+#include "kiln/gen/api/nansum.h"
 #include "kiln/gen/api/norm.h"
 #include "kiln/gen/api/prod.h"
 #include "kiln/gen/api/sum.h"
@@ -150,6 +152,25 @@ TEST_CASE("sum: long reductions are accurate and do not depend on the thread cou
   double ref = 0;
   for (float f : v) ref += f;
   CHECK(std::fabs(one_all - ref) < 1e-3);
+  // float32 runs add blocks of 1024 in float lanes, the blocks in double: 2^24 tenths stay within
+  // a few float ulp of the exact sum (a float accumulator would stall at 2^21)
+  const double tenths = sum(full({int64_t(1) << 24}, 0.1f, TensorOptions(kFloat32))).item<double>();
+  CHECK(std::fabs(tenths - double(0.1f) * double(int64_t(1) << 24)) < 1e-6 * tenths);
+  // rows of 16 to 63 (8 lanes), a tail, NaN skipped by nansum, against a double loop
+  Tensor rows49 = narrow(x, 0, 0, 49 * 1000).reshape({1000, 49});
+  std::vector<float> got49 = sum(rows49, {1}).to_vector<float>();
+  for (int64_t r = 0; r < 1000; r += 111) {
+    double want = 0;
+    for (int64_t c = 0; c < 49; ++c) want += v[size_t(r * 49 + c)];
+    CHECK(got49[size_t(r)] == doctest::Approx(want).epsilon(1e-5));
+  }
+  std::vector<float> holes(v.begin(), v.begin() + 5000);
+  double want_nan = 0;
+  for (size_t i = 0; i < holes.size(); ++i) {
+    if (i % 7 == 3) holes[i] = NAN;
+    else want_nan += holes[i];
+  }
+  CHECK(nansum(from_vector(holes, {5000})).item<double>() == doctest::Approx(want_nan).epsilon(1e-5));
 }
 
 TEST_CASE("mean: values, dtype= and errors") {
