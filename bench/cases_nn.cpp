@@ -6,7 +6,8 @@
 // [16,64,56,56] x [64,64,3,3] (padding 1) forward and forward + backward (input, weight and bias
 // gradients): both run oneDNN. Causal attention [8 heads, L=1024, E=64] forward and forward +
 // backward: kiln's fused blockwise kernel, libtorch 1.13's composition (matmul, masked softmax,
-// matmul; it has no scaled_dot_product_attention).
+// matmul; it has no scaled_dot_product_attention); and forward + backward with dropout 0.1 on the
+// probabilities (kiln drops inside the kernel, libtorch composes dropout; each draws its own mask).
 #include <ATen/ATen.h>
 #include <cmath>
 #include <torch/csrc/autograd/autograd.h>
@@ -27,9 +28,29 @@ constexpr double kAttnFlops = 2.0 * 2 * kHeads * kSeq * kSeq * kHeadDim / 2;
 constexpr int64_t kRows = 4096, kCols = 1024, kTable = 50000, kDim = 512, kTokens = 1 << 16, kDrop = 16 << 20;
 
 at::Tensor torch_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                  const at::Tensor& causal) {
+                                  const at::Tensor& causal, double dropout_p = 0) {
   at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * (1.0 / 8.0);  // 1 / sqrt(64)
-  return at::matmul(at::softmax(scores.masked_fill(causal, -INFINITY), -1), v);
+  at::Tensor probs = at::softmax(scores.masked_fill(causal, -INFINITY), -1);
+  return at::matmul(dropout_p > 0 ? at::dropout(probs, dropout_p, true) : probs, v);
+}
+
+// Causal attention forward + backward, dropout_p on the probabilities.
+Prepared attention_fwd_bwd(double dropout_p) {
+  Twin q = twin_randn({kHeads, kSeq, kHeadDim}), k = twin_randn({kHeads, kSeq, kHeadDim}),
+       v = twin_randn({kHeads, kSeq, kHeadDim}), g = twin_randn({kHeads, kSeq, kHeadDim});
+  kiln::Tensor kq = q.k.detach().requires_grad_(true), kk = k.k.detach().requires_grad_(true),
+               kv = v.k.detach().requires_grad_(true);
+  at::Tensor tq = q.t.detach().requires_grad_(true), tk = k.t.detach().requires_grad_(true),
+             tv = v.t.detach().requires_grad_(true);
+  at::Tensor causal = at::ones({kSeq, kSeq}, at::kBool).triu(1);
+  return Prepared{[=] {
+                    kiln::TensorList grads = kiln::autograd::grad(
+                        {kiln::scaled_dot_product_attention(kq, kk, kv, {}, dropout_p, true)}, {kq, kk, kv}, {g.k});
+                  },
+                  [=] {
+                    std::vector<at::Tensor> grads = torch::autograd::grad(
+                        {torch_causal_attention(tq, tk, tv, causal, dropout_p)}, {tq, tk, tv}, {g.t});
+                  }};
 }
 
 }  // namespace
@@ -107,27 +128,14 @@ std::vector<Case> nn_cases() {
          Twin q = twin_randn({kHeads, kSeq, kHeadDim}), k = twin_randn({kHeads, kSeq, kHeadDim}),
               v = twin_randn({kHeads, kSeq, kHeadDim});
          at::Tensor causal = at::ones({kSeq, kSeq}, at::kBool).triu(1);
-         return Prepared{[q, k, v] { kiln::Tensor r = kiln::scaled_dot_product_attention(q.k, k.k, v.k, {}, 0.0, true); },
+         return Prepared{[q, k, v] {
+                           kiln::Tensor r = kiln::scaled_dot_product_attention(q.k, k.k, v.k, {}, 0.0, true);
+                         },
                          [q, k, v, causal] { at::Tensor r = torch_causal_attention(q.t, k.t, v.t, causal); }};
        }},
-      {"causal attention [8,1024,64] fwd+bwd", "nn", 0, kAttnFlops * 2, "",
-       [] {
-         Twin q = twin_randn({kHeads, kSeq, kHeadDim}), k = twin_randn({kHeads, kSeq, kHeadDim}),
-              v = twin_randn({kHeads, kSeq, kHeadDim}), g = twin_randn({kHeads, kSeq, kHeadDim});
-         kiln::Tensor kq = q.k.detach().requires_grad_(true), kk = k.k.detach().requires_grad_(true),
-                      kv = v.k.detach().requires_grad_(true);
-         at::Tensor tq = q.t.detach().requires_grad_(true), tk = k.t.detach().requires_grad_(true),
-                    tv = v.t.detach().requires_grad_(true);
-         at::Tensor causal = at::ones({kSeq, kSeq}, at::kBool).triu(1);
-         return Prepared{[=] {
-                           kiln::TensorList grads = kiln::autograd::grad(
-                               {kiln::scaled_dot_product_attention(kq, kk, kv, {}, 0.0, true)}, {kq, kk, kv}, {g.k});
-                         },
-                         [=] {
-                           std::vector<at::Tensor> grads = torch::autograd::grad(
-                               {torch_causal_attention(tq, tk, tv, causal)}, {tq, tk, tv}, {g.t});
-                         }};
-       }},
+      {"causal attention [8,1024,64] fwd+bwd", "nn", 0, kAttnFlops * 2, "", [] { return attention_fwd_bwd(0.0); }},
+      {"causal attention [8,1024,64] p=0.1 fwd+bwd", "nn", 0, kAttnFlops * 2, "",
+       [] { return attention_fwd_bwd(0.1); }},
       {"dropout 16M float32 p=0.1 train", "nn", double(kDrop) * 4 * 2, 0, "",
        [] {
          Twin x = twin_randn({kDrop});

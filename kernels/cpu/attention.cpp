@@ -3,8 +3,11 @@
 // and sum per row, the accumulator rescaled when the max grows), so it keeps O(block * (E + Ev))
 // per thread and never an [L, S] matrix; it saves each row's logsumexp. The backward recomputes
 // each block's probabilities from the logsumexp: dV += P^T dO, dS = P * (dO V^T - rowsum(dO * O)),
-// dQ += scale dS K, dK += scale dS^T Q. Work is split over the batch (each thread owns whole
-// batch entries, so the sums run in one fixed order). Block products are gemm calls (gemm.h).
+// dQ += scale dS K, dK += scale dS^T Q. Under dropout (Z: 1 / (1 - p) where kept, else 0) the
+// forward sums the undropped exponentials but multiplies V by P * Z; the backward takes
+// dV += (P * Z)^T dO and dS = P * (dP * Z - delta), delta = rowsum(dO * O) still. Work is split
+// over the batch (each thread owns whole batch entries, so the sums run in one fixed order).
+// Block products are gemm calls (gemm.h).
 // Inputs are read in place wherever their rows are unit-stride (the heads of a fused q/k/v
 // projection are); 16-bit inputs compute on float32 copies (the mask is read as given, through
 // its strides).
@@ -15,7 +18,9 @@
 #include "gemm.h"
 #include "kernel_utils.h"
 #include "vec_math.h"
+#include "kiln/common/attention_dropout.h"
 #include "kiln/cpu/parallel.h"
+#include "kiln/philox.h"
 #include "kiln/gen/kernels/cpu/_scaled_dot_product_attention_fused.h"
 #include "kiln/gen/kernels/cpu/_scaled_dot_product_attention_fused_backward.h"
 
@@ -66,12 +71,36 @@ MatRef<C> rows_transposed(Mat<C> m, int64_t first) {  // the block's transpose
   return {m.data + first * m.rs, 1, m.rs};
 }
 
+// The dropout factors (attention_dropout.h) of probabilities n0 .. n0 + count - 1 (count <= kBlock)
+// into z: the Philox blocks they read are drawn side by side first, which the compiler
+// vectorizes, as rand's own fill does.
+template <typename C>
+void dropout_factors(const attention::Dropout& d, uint64_t n0, int64_t count, C* z) {
+  constexpr int64_t kMaxBlocks = kBlock / 4 + 2;
+  alignas(64) uint32_t words[4][kMaxBlocks];
+  const uint64_t b0 = n0 / 4;
+  const int64_t nb = int64_t((n0 + uint64_t(count) - 1) / 4 - b0) + 1;
+#pragma omp simd
+  for (int64_t b = 0; b < nb; ++b) {
+    const philox::Block w = philox::block(d.seed, d.first_block + b0 + uint64_t(b));
+    words[0][b] = w.x[0], words[1][b] = w.x[1], words[2][b] = w.x[2], words[3][b] = w.x[3];
+  }
+  const int64_t lead = int64_t(n0 % 4);  // n0's word in its block
+  const C kept = C(d.scale);
+#pragma omp simd
+  for (int64_t c = 0; c < count; ++c) {
+    const int64_t w = lead + c;
+    z[c] = philox::uniform_bits<24>(words[w & 3][w >> 2]) < d.keep_below ? kept : C(0);
+  }
+}
+
 // The keys a query block may see: all, or (causal) those up to its last row.
 int64_t key_end(const meta::AttentionPlan& p, int64_t i1) { return p.is_causal ? std::min(p.S, i1) : p.S; }
 
 template <typename C, typename M>
-void forward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, Mat<C> q, Mat<C> k, Mat<C> v, C* out,
-                 C* lse, std::vector<C>& scores, std::vector<C>& acc, std::vector<C>& stats) {
+void forward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, const attention::Dropout& drop, int64_t b,
+                 Mat<C> q, Mat<C> k, Mat<C> v, C* out, C* lse, std::vector<C>& scores, std::vector<C>& acc,
+                 std::vector<C>& stats) {
   const C inf = std::numeric_limits<C>::infinity();
   C* m = stats.data();           // running max per row of the block
   C* l = stats.data() + kBlock;  // running sum of exp(score - max)
@@ -105,6 +134,12 @@ void forward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, Mat<C> q
           sum += e;
         }
         l[r] = l[r] * correction + sum;
+        if (drop.active) {  // the normalizer keeps every exponential; V is weighed by the kept ones
+          C* z = stats.data() + 2 * kBlock;
+          dropout_factors(drop, uint64_t((b * p.L + i0 + r) * p.S + j0), bk, z);
+#pragma omp simd
+          for (int64_t c = 0; c < bk; ++c) s[c] *= z[c];
+        }
         if (correction != C(1))
           for (int64_t c = 0; c < p.Ev; ++c) acc[size_t(r * p.Ev + c)] *= correction;
         m[r] = m_new;
@@ -124,9 +159,9 @@ void forward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, Mat<C> q
 }
 
 template <typename C, typename M>
-void backward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, Mat<C> q, Mat<C> k, Mat<C> v, Mat<C> out,
-                  Mat<C> dout, const C* lse, C* dq, C* dk, C* dv, std::vector<C>& probs,
-                  std::vector<C>& dprobs, std::vector<C>& delta) {
+void backward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, const attention::Dropout& drop, int64_t b,
+                  Mat<C> q, Mat<C> k, Mat<C> v, Mat<C> out, Mat<C> dout, const C* lse, C* dq, C* dk, C* dv,
+                  std::vector<C>& probs, std::vector<C>& dprobs, std::vector<C>& delta, std::vector<C>& dropped) {
   for (int64_t i = 0; i < p.L; ++i) {  // rowsum(dO * O)
     C d = 0;
     const C *dor = dout.data + i * dout.rs, *orow = out.data + i * out.rs;
@@ -150,19 +185,33 @@ void backward_one(const meta::AttentionPlan& p, const MaskView<M>& mask, Mat<C> 
 #pragma omp simd
         for (int64_t c = 0; c < bk; ++c) s[c] = exp_c(s[c] - row_lse);
       }
-      // dV_j += P^T dO_i
+      // dV_j += P^T dO_i, or (dropout) (P * Z)^T dO_i: dropped holds Z, then P * Z after it
+      C* z = dropped.data();
+      C* pz = dropped.data() + kBlock * kBlock;
+      if (drop.active)
+        for (int64_t r = 0; r < bq; ++r) {
+          dropout_factors(drop, uint64_t((b * p.L + i0 + r) * p.S + j0), bk, z + r * bk);
+#pragma omp simd
+          for (int64_t c = 0; c < bk; ++c) pz[r * bk + c] = probs[size_t(r * bk + c)] * z[r * bk + c];
+        }
       if (p.Ev > 0)
-        gemm<C>(bk, p.Ev, bq, Scalar(1), MatRef<C>{probs.data(), 1, bk}, rows(dout, i0), Scalar(1),
-                dv + j0 * p.Ev, p.Ev);
-      // dP = dO_i V_j^T, then dS = P * (dP - delta)
+        gemm<C>(bk, p.Ev, bq, Scalar(1), MatRef<C>{drop.active ? pz : probs.data(), 1, bk}, rows(dout, i0),
+                Scalar(1), dv + j0 * p.Ev, p.Ev);
+      // dP = dO_i V_j^T, then dS = P * (dP - delta), or (dropout) P * (dP * Z - delta)
       gemm<C>(bq, bk, p.Ev, Scalar(1), rows(dout, i0), rows_transposed(v, j0), Scalar(0), dprobs.data(),
               bk);
       for (int64_t r = 0; r < bq; ++r) {
         const C d = delta[size_t(i0 + r)];
         C* ds = dprobs.data() + r * bk;
         const C* pr = probs.data() + r * bk;
+        if (drop.active) {
+          const C* zr = z + r * bk;
 #pragma omp simd
-        for (int64_t c = 0; c < bk; ++c) ds[c] = pr[c] * (ds[c] - d);
+          for (int64_t c = 0; c < bk; ++c) ds[c] = pr[c] * (ds[c] * zr[c] - d);
+        } else {
+#pragma omp simd
+          for (int64_t c = 0; c < bk; ++c) ds[c] = pr[c] * (ds[c] - d);
+        }
       }
       // dQ_i += scale dS K_j; dK_j += scale dS^T Q_i
       if (p.E == 0) continue;
@@ -254,16 +303,18 @@ void _scaled_dot_product_attention_fused(const meta::AttentionPlan& plan, const 
                            ? output
                            : kiln::detail::empty_dense(output.sizes(), dtype_of<C>, output.device(), op);
       C* lse = static_cast<C*>(logsumexp.data_ptr());
+      const attention::Dropout drop = attention::Dropout::make(plan.dropout_p, plan.philox_seed, plan.philox_offset);
       const int threads = threads_over_batch(plan);
 #pragma omp parallel num_threads(threads) if (threads > 1)
       {
         std::vector<C> scores(size_t(kBlock * kBlock)), acc(size_t(kBlock * std::max<int64_t>(plan.Ev, 1))),
-            stats(size_t(2 * kBlock));
+            stats(size_t(3 * kBlock));  // max, sum and one row's dropout factors
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < plan.B; ++b)
           with_mask<T>(plan, attn_mask, b, [&](const auto& mask) {
-            forward_one<C>(plan, mask, q[b], k[b], v[b], static_cast<C*>(out.data_ptr()) + b * plan.L * plan.Ev,
-                           lse + b * plan.L, scores, acc, stats);
+            forward_one<C>(plan, mask, drop, b, q[b], k[b], v[b],
+                           static_cast<C*>(out.data_ptr()) + b * plan.L * plan.Ev, lse + b * plan.L, scores, acc,
+                           stats);
           });
       }
       if (!out.is_same(output)) output.copy_(out);
@@ -290,17 +341,19 @@ void _scaled_dot_product_attention_fused_backward(const meta::AttentionPlan& pla
         return r.dtype() == dtype_of<C> ? r : kiln::detail::empty_dense(r.sizes(), dtype_of<C>, r.device(), op);
       };
       TensorBase dq = result(grad_query), dk = result(grad_key), dv = result(grad_value);
+      const attention::Dropout drop = attention::Dropout::make(plan.dropout_p, plan.philox_seed, plan.philox_offset);
       const int threads = threads_over_batch(plan);
 #pragma omp parallel num_threads(threads) if (threads > 1)
       {
-        std::vector<C> probs(size_t(kBlock * kBlock)), dprobs(size_t(kBlock * kBlock)), delta(size_t(plan.L));
+        std::vector<C> probs(size_t(kBlock * kBlock)), dprobs(size_t(kBlock * kBlock)), delta(size_t(plan.L)),
+            dropped(drop.active ? size_t(2 * kBlock * kBlock) : 0);
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < plan.B; ++b)
           with_mask<T>(plan, attn_mask, b, [&](const auto& mask) {
-            backward_one<C>(plan, mask, q[b], k[b], v[b], o[b], dout[b], cptr<C>(lse) + b * plan.L,
+            backward_one<C>(plan, mask, drop, b, q[b], k[b], v[b], o[b], dout[b], cptr<C>(lse) + b * plan.L,
                             static_cast<C*>(dq.data_ptr()) + b * plan.L * plan.E,
                             static_cast<C*>(dk.data_ptr()) + b * plan.S * plan.E,
-                            static_cast<C*>(dv.data_ptr()) + b * plan.S * plan.Ev, probs, dprobs, delta);
+                            static_cast<C*>(dv.data_ptr()) + b * plan.S * plan.Ev, probs, dprobs, delta, dropped);
           });
       }
       for (const auto& [mine, theirs] :

@@ -7,11 +7,14 @@
 // probabilities from the saved logsumexp and adds the chunk's share of dK and dV with products
 // in chunk order (no atomics: results repeat bit for bit). float32 products stay off TF32 unless
 // kiln::cuda::set_allow_tf32(true), as for matmul. A query row whose keys are all masked gives
-// NaN, its logsumexp -inf, as on the CPU.
+// NaN, its logsumexp -inf, as on the CPU. Dropout draws the CPU's mask (kiln/common/
+// attention_dropout.h): the forward multiplies the probabilities by it before P V; the backward
+// writes P * Z for dV and redraws Z in dS = P * (dP * Z - delta).
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <limits>
 #include "gemm_into.h"
+#include "kiln/common/attention_dropout.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
 #include "kiln/gen/kernels/cuda/_scaled_dot_product_attention_fused.h"
@@ -33,7 +36,14 @@ struct Args {
   int64_t L, S, sl, ss;
   bool causal;
   int mask_kind;  // 0 none, 1 bool, 2 additive
+  attention::Dropout drop;
 };
+
+// Probability (b, i, j)'s dropout factor: its index in the [B, L, S] draw.
+template <typename C>
+__device__ C drop_factor(const Args& a, int64_t b, int64_t i, int64_t j) {
+  return a.drop.factor<C>(uint64_t((b * a.L + i) * a.S + j));
+}
 
 // The masked score of (i, j); `mask` points at batch entry b's mask (null: none).
 template <typename T, typename C>
@@ -90,17 +100,32 @@ __global__ void probabilities(Args a, int64_t q0, int64_t rows, int64_t cols, C*
   } else {
     row_lse = lse[b * a.L + i];
   }
-  // all keys masked: exp(-inf - -inf) is NaN, so the row's output is NaN, as the CPU's
-  for (int64_t j = threadIdx.x; j < cols; j += kThreads) s[j] = exp(s[j] - row_lse);
+  // all keys masked: exp(-inf - -inf) is NaN, so the row's output is NaN, as the CPU's. The
+  // forward drops here (the logsumexp keeps every key); the backward keeps P for dS.
+  for (int64_t j = threadIdx.x; j < cols; j += kThreads) {
+    const C pr = exp(s[j] - row_lse);
+    s[j] = kForward && a.drop.active ? pr * drop_factor<C>(a, b, i, j) : pr;
+  }
 }
 
-// dS = P * (dP - delta_i) over a chunk [B, rows, cols], into dp.
+// dropped = P * Z over a chunk [B, rows, cols] (the backward's dV = (P * Z)^T dO).
 template <typename C>
-__global__ void score_grad(int64_t total, int64_t L, int64_t q0, int64_t rows, int64_t cols, const C* p, C* dp,
+__global__ void drop_probabilities(Args a, int64_t total, int64_t q0, int64_t rows, int64_t cols, const C* p,
+                                   C* dropped) {
+  for (int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; x < total; x += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = x / cols, b = r / rows, i = q0 + r % rows;
+    dropped[x] = p[x] * drop_factor<C>(a, b, i, x % cols);
+  }
+}
+
+// dS = P * (dP * Z - delta_i) over a chunk [B, rows, cols], into dp (Z = 1 without dropout).
+template <typename C>
+__global__ void score_grad(Args a, int64_t total, int64_t q0, int64_t rows, int64_t cols, const C* p, C* dp,
                            const C* delta) {
   for (int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; x < total; x += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = x / cols, b = r / rows, i = q0 + r % rows;
-    dp[x] = p[x] * (dp[x] - delta[b * L + i]);
+    const C z = a.drop.active ? drop_factor<C>(a, b, i, x % cols) : C(1);
+    dp[x] = p[x] * (dp[x] * z - delta[b * a.L + i]);
   }
 }
 
@@ -115,7 +140,8 @@ __global__ void attention_delta(int64_t rows, int64_t Ev, const T* dout, const T
 }
 
 Args args_of(const meta::AttentionPlan& p, const TensorBase& mask) {
-  Args a{p.L, p.S, p.mask_stride_l, p.mask_stride_s, p.is_causal, 0};
+  Args a{p.L, p.S, p.mask_stride_l, p.mask_stride_s, p.is_causal, 0,
+         attention::Dropout::make(p.dropout_p, p.philox_seed, p.philox_offset)};
   if (mask.defined()) a.mask_kind = p.mask == meta::AttentionMask::Bool ? 1 : 2;
   return a;
 }
@@ -247,11 +273,18 @@ void _scaled_dot_product_attention_fused_backward(const meta::AttentionPlan& pla
             a, q0, rows, cols, static_cast<T*>(probs.data_ptr()), attn_mask.defined() ? attn_mask.data_ptr() : nullptr,
             cptr<int64_t>(offsets), static_cast<T*>(lse.data_ptr()));
         KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-        // dV[:cols] += P^T dO_c;  dP = dO_c V^T;  dS = P * (dP - delta)
-        gemm_into(mats(grad_value, B, cols, Ev, S * Ev, Ev, 1), pt, doc, Scalar(1), Scalar(1), op);
-        gemm_into(ds, doc, mats(v, B, Ev, cols, S * Ev, 1, Ev), Scalar(1), Scalar(0), op);
+        // dV[:cols] += P^T dO_c (dropout: (P * Z)^T dO_c, P * Z in dprobs until dP overwrites it);
+        // dP = dO_c V^T;  dS = P * (dP * Z - delta)
         const int64_t total = B * rows * cols;
-        score_grad<T><<<grid_for(total), kThreads, 0, stream>>>(total, L, q0, rows, cols, cptr<T>(probs),
+        if (a.drop.active) {
+          drop_probabilities<T><<<grid_for(total), kThreads, 0, stream>>>(a, total, q0, rows, cols, cptr<T>(probs),
+                                                                          static_cast<T*>(dprobs.data_ptr()));
+          KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+        }
+        gemm_into(mats(grad_value, B, cols, Ev, S * Ev, Ev, 1), a.drop.active ? dst : pt, doc, Scalar(1), Scalar(1),
+                  op);
+        gemm_into(ds, doc, mats(v, B, Ev, cols, S * Ev, 1, Ev), Scalar(1), Scalar(0), op);
+        score_grad<T><<<grid_for(total), kThreads, 0, stream>>>(a, total, q0, rows, cols, cptr<T>(probs),
                                                                 static_cast<T*>(dprobs.data_ptr()), cptr<T>(delta));
         KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
         // dQ_c = scale * dS K[:cols];  dK[:cols] += scale * dS^T Q_c

@@ -1,17 +1,17 @@
-// scaled_dot_product_attention: the fused blockwise kernel op, or (dropout_p > 0, which the
-// kernel does not draw yet) the math path: softmax of the masked scores, dropout, then @ value.
+// scaled_dot_product_attention: the fused blockwise kernel op, dropout included; and the masked
+// scores the math path (double backward) recomputes.
 #include <cmath>
 #include <limits>
 #include "kiln/core.h"
 #include "kiln/gen/api/_attention_scores.h"
 #include "kiln/gen/api/_scaled_dot_product_attention_fused.h"
-#include "kiln/gen/api/dropout.h"
 #include "kiln/gen/api/masked_fill.h"
 #include "kiln/gen/api/matmul.h"
-#include "kiln/gen/api/softmax.h"
 #include "kiln/gen/api/transpose.h"
 #include "kiln/gen/api/triu.h"
 #include "kiln/gen/composite.h"
+#include "kiln/generator.h"
+#include "kiln/meta/attention.h"
 
 namespace kiln::composite {
 
@@ -38,21 +38,25 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   KILN_CHECK(query.dim() >= 2, ShapeError, op, "query", "expected query of at least 2 dims, got ",
              shape_str(query.sizes()));
   const double s = scale ? *scale : 1.0 / std::sqrt(double(query.size(-1)));
-  if (dropout_p == 0) {
-    // 16-bit inputs run the float32 kernel on float32 copies (its sums and logsumexp in float32)
-    const DType dt = query.dtype();
-    if (dt == DType::Float16 || dt == DType::BFloat16) {
-      const Tensor mask = attn_mask.defined() && attn_mask.dtype() == dt ? attn_mask.to(DType::Float32) : attn_mask;
-      return std::get<0>(kiln::_scaled_dot_product_attention_fused(query.to(DType::Float32), key.to(DType::Float32),
-                                                                   value.to(DType::Float32), mask, is_causal, s))
-          .to(dt);
-    }
-    return std::get<0>(kiln::_scaled_dot_product_attention_fused(query, key, value, attn_mask, is_causal, s));
+  // Dropout reserves the draw dropout(softmax(scores), p) would make, one float32 uniform per
+  // score (none when p == 1, which drops everything), and the kernel drops by that draw.
+  // The inputs are checked first, so a call that fails draws nothing.
+  GeneratorState draw;
+  if (dropout_p > 0 && dropout_p < 1) {
+    const meta::AttentionPlan plan = meta::attention(op, query, key, value, attn_mask, is_causal, s, 0, 0, 0);
+    if (plan.B * plan.L * plan.S > 0) draw = default_generator().reserve(uint64_t(plan.B * plan.L * plan.S));
   }
-  KILN_CHECK(!(is_causal && attn_mask.defined()), ValueError, op, "attn_mask",
-             "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
-  const Tensor probs = kiln::softmax(kiln::_attention_scores(query, key, attn_mask, is_causal, s), -1);
-  return kiln::matmul(kiln::dropout(probs, dropout_p, true), value);
+  auto fused = [&](const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask) {
+    return std::get<0>(kiln::_scaled_dot_product_attention_fused(q, k, v, mask, is_causal, s, dropout_p,
+                                                                 int64_t(draw.seed), int64_t(draw.offset)));
+  };
+  // 16-bit inputs run the float32 kernel on float32 copies (its sums and logsumexp in float32)
+  const DType dt = query.dtype();
+  if (dt == DType::Float16 || dt == DType::BFloat16) {
+    const Tensor mask = attn_mask.defined() && attn_mask.dtype() == dt ? attn_mask.to(DType::Float32) : attn_mask;
+    return fused(query.to(DType::Float32), key.to(DType::Float32), value.to(DType::Float32), mask).to(dt);
+  }
+  return fused(query, key, value, attn_mask);
 }
 
 }  // namespace kiln::composite

@@ -17,7 +17,12 @@ void check_like(const char* op, const char* name, const TensorBase& t, const Ten
 }  // namespace
 
 AttentionPlan attention(const char* op, const TensorBase& query, const TensorBase& key, const TensorBase& value,
-                        const TensorBase& attn_mask, bool is_causal, double scale) {
+                        const TensorBase& attn_mask, bool is_causal, double scale, double dropout_p,
+                        int64_t philox_seed, int64_t philox_offset) {
+  KILN_CHECK(dropout_p >= 0 && dropout_p <= 1, ValueError, op, "dropout_p",
+             "dropout probability has to be between 0 and 1, but got ", dropout_p);
+  KILN_CHECK(philox_offset % 4 == 0, ValueError, op, "philox_offset",
+             "expected a generator offset that is a multiple of 4, got ", philox_offset);
   check_like(op, "key", key, query);
   check_like(op, "value", value, query);
   KILN_CHECK(query.dim() >= 2 && key.dim() == query.dim() && value.dim() == query.dim(), ShapeError, op, "query",
@@ -42,6 +47,9 @@ AttentionPlan attention(const char* op, const TensorBase& query, const TensorBas
              "), got value of size ", shape_str(value.sizes()));
   p.scale = scale;
   p.is_causal = is_causal;
+  p.dropout_p = dropout_p;
+  p.philox_seed = uint64_t(philox_seed);
+  p.philox_offset = uint64_t(philox_offset);
   p.dtype = query.dtype();
   p.lse_dtype = query.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
   p.sizes = query.sizes();
@@ -93,8 +101,10 @@ AttentionPlan attention(const char* op, const TensorBase& query, const TensorBas
 
 AttentionPlan attention_backward(const char* op, const TensorBase& grad_out, const TensorBase& query,
                                  const TensorBase& key, const TensorBase& value, const TensorBase& attn_mask,
-                                 const TensorBase& output, const TensorBase& logsumexp, bool is_causal, double scale) {
-  AttentionPlan p = attention(op, query, key, value, attn_mask, is_causal, scale);
+                                 const TensorBase& output, const TensorBase& logsumexp, bool is_causal, double scale,
+                                 double dropout_p, int64_t philox_seed, int64_t philox_offset) {
+  AttentionPlan p =
+      attention(op, query, key, value, attn_mask, is_causal, scale, dropout_p, philox_seed, philox_offset);
   KILN_CHECK(grad_out.sizes().equals(p.sizes.ref()) && output.sizes().equals(p.sizes.ref()), ShapeError, op, "grad_out",
              "expected grad_out and output of size ", shape_str(p.sizes.ref()), ", got ", shape_str(grad_out.sizes()),
              " and ", shape_str(output.sizes()));

@@ -127,6 +127,8 @@ std::tuple<TensorBase, TensorBase, TensorBase> sdpa_backward(const TensorBase& g
                                                              const TensorBase& key, const TensorBase& value,
                                                              const TensorBase& attn_mask, const TensorBase& output,
                                                              const TensorBase& logsumexp, bool is_causal, double scale,
+                                                             double dropout_p, int64_t philox_seed,
+                                                             int64_t philox_offset,
                                                              std::array<bool, 3> grad_input_mask);
 // Fused recurrent cells (formulas_rnn.cpp): the gradients of input_gates, hidden_gates, the
 // state (cx / hx), input_bias and hidden_bias. A plain backward runs the backward kernel op on
