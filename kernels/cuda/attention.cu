@@ -39,7 +39,7 @@ struct Args {
   attention::Dropout drop;
 };
 
-// Probability (b, i, j)'s dropout factor: its index in the [B, L, S] draw.
+// Probability (b, i, j)'s dropout factor (1 without dropout): its index in the [B, L, S] draw.
 template <typename C>
 __device__ C drop_factor(const Args& a, int64_t b, int64_t i, int64_t j) {
   return a.drop.factor<C>(uint64_t((b * a.L + i) * a.S + j));
@@ -104,7 +104,7 @@ __global__ void probabilities(Args a, int64_t q0, int64_t rows, int64_t cols, C*
   // forward drops here (the logsumexp keeps every key); the backward keeps P for dS.
   for (int64_t j = threadIdx.x; j < cols; j += kThreads) {
     const C pr = exp(s[j] - row_lse);
-    s[j] = kForward && a.drop.active ? pr * drop_factor<C>(a, b, i, j) : pr;
+    s[j] = kForward ? pr * drop_factor<C>(a, b, i, j) : pr;
   }
 }
 
@@ -124,8 +124,7 @@ __global__ void score_grad(Args a, int64_t total, int64_t q0, int64_t rows, int6
                            const C* delta) {
   for (int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; x < total; x += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = x / cols, b = r / rows, i = q0 + r % rows;
-    const C z = a.drop.active ? drop_factor<C>(a, b, i, x % cols) : C(1);
-    dp[x] = p[x] * (dp[x] * z - delta[b * a.L + i]);
+    dp[x] = p[x] * (dp[x] * drop_factor<C>(a, b, i, x % cols) - delta[b * a.L + i]);
   }
 }
 
