@@ -4,6 +4,7 @@
 // fully masked rows, dropout, memory that grows as O(L * E) rather than O(L * S), and errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 #include "kiln/autograd.h"
@@ -126,6 +127,34 @@ TEST_CASE("scaled_dot_product_attention: a row that sees no key is NaN, as PyTor
   std::vector<float> got = out.to_vector<float>();
   CHECK(got[0] == doctest::Approx(1.0f));
   CHECK(std::isnan(got[2]));
+}
+
+TEST_CASE("scaled_dot_product_attention: 16-bit inputs compute in float32 inside the kernel, rounded once") {
+  manual_seed(12);
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    INFO(dtype_name(dt));
+    Tensor q = randn({2, 2, 70, 8}, dt).requires_grad_(true), k = randn({2, 2, 90, 8}, dt).requires_grad_(true),
+           v = randn({2, 2, 90, 6}, dt).requires_grad_(true);
+    const Tensor mask = randn({70, 90}, dt);  // additive, in the inputs' dtype
+    Tensor out = scaled_dot_product_attention(q, k, v, mask);
+    const Tensor q32 = q.detach().to(DType::Float32).requires_grad_(true),
+                 k32 = k.detach().to(DType::Float32).requires_grad_(true),
+                 v32 = v.detach().to(DType::Float32).requires_grad_(true);
+    Tensor out32 = scaled_dot_product_attention(q32, k32, v32, mask.to(DType::Float32));
+    CHECK(out.dtype() == dt);
+    CHECK(kiln::testing::same_values(out, out32.to(dt)));
+    // the backward reads the rounded output (delta = rowsum(dO * O)): within the dtype's rounding
+    const Tensor g = randn(out.sizes().vec(), dt);
+    TensorList grads = autograd::grad({out}, {q, k, v}, {g});
+    TensorList grads32 = autograd::grad({out32}, {q32, k32, v32}, {g.to(DType::Float32)});
+    const double tol = dt == DType::Float16 ? 4e-3 : 3e-2;
+    for (size_t i = 0; i < 3; ++i) {
+      CHECK(grads[i].dtype() == dt);
+      const double scale = grads32[i].abs().max().item().to_double();
+      const double err = (grads[i].to(DType::Float32) - grads32[i]).abs().max().item().to_double();
+      CHECK(err <= tol * std::max(1.0, scale));
+    }
+  }
 }
 
 TEST_CASE("scaled_dot_product_attention: memory grows with L * E, not L * S") {

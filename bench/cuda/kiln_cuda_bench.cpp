@@ -202,6 +202,26 @@ std::vector<Case> cases() {
                        {kiln::scaled_dot_product_attention(q, k, v, {}, 0.0, true)}, {q, k, v}, {g});
                  });
                }});
+  // 16-bit: the fused op itself (the tensor-core flash kernels; scaled_dot_product_attention
+  // still hands CUDA 16-bit inputs over as float32 copies until these have run on a device)
+  for (kiln::DType dt : {kiln::kFloat16, kiln::kBFloat16}) {
+    const std::string name = std::string("causal attention [8,1024,64] ") + kiln::dtype_name(dt);
+    if (dt == kiln::kFloat16)
+      c.push_back({name + " fwd", 0, attn_flops, [dt] {
+                     kiln::Tensor q = randn({8, 1024, 64}, dt), k = randn({8, 1024, 64}, dt),
+                                  v = randn({8, 1024, 64}, dt);
+                     return std::function<void()>(
+                         [q, k, v] { auto r = kiln::_scaled_dot_product_attention_fused(q, k, v, {}, true, 0.125); });
+                   }});
+    c.push_back({name + " fwd+bwd", 0, 2.5 * attn_flops, [dt] {
+                   kiln::Tensor q = randn({8, 1024, 64}, dt), k = randn({8, 1024, 64}, dt),
+                                v = randn({8, 1024, 64}, dt), g = randn({8, 1024, 64}, dt);
+                   return std::function<void()>([q, k, v, g] {
+                     auto [out, lse] = kiln::_scaled_dot_product_attention_fused(q, k, v, {}, true, 0.125);
+                     auto r = kiln::_scaled_dot_product_attention_fused_backward(g, q, k, v, {}, out, lse, true, 0.125);
+                   });
+                 }});
+  }
   c.push_back({"max_pool2d 3x3/2 [32,64,112,112]", 1.25 * 32 * 64 * 112 * 112 * kF32, 0, [] {
                  kiln::Tensor x = randn({32, 64, 112, 112});
                  return std::function<void()>([x] { kiln::Tensor r = kiln::max_pool2d(x, {3}, {2}, {1}); });

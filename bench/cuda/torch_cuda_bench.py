@@ -150,14 +150,14 @@ CONV_FLOPS = 2.0 * 16 * 64 * 56 * 56 * 64 * 9
 ATTN_FLOPS = 2.0 * 2 * 8 * 1024 * 1024 * 64 / 2
 
 
-def attention(backward):
+def attention(backward, dtype=torch.float32):
     def prepare():
         F = torch.nn.functional
-        q, k, v = randn(8, 1024, 64), randn(8, 1024, 64), randn(8, 1024, 64)
+        q, k, v = randn(8, 1024, 64, dtype=dtype), randn(8, 1024, 64, dtype=dtype), randn(8, 1024, 64, dtype=dtype)
         if not backward:
             return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
         q, k, v = (t.requires_grad_() for t in (q, k, v))
-        g = randn(8, 1024, 64)
+        g = randn(8, 1024, 64, dtype=dtype)
         return lambda: torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), g)
     return prepare
 
@@ -197,6 +197,10 @@ def cases():
         ("conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd+bwd", 0, 3 * CONV_FLOPS, conv2d(torch.bfloat16, True)),
         ("causal attention [8,1024,64] float32 fwd", 0, ATTN_FLOPS, attention(False)),
         ("causal attention [8,1024,64] float32 fwd+bwd", 0, 2.5 * ATTN_FLOPS, attention(True)),
+        # kiln's side calls the fused op (the tensor-core flash kernels) directly for 16-bit inputs
+        ("causal attention [8,1024,64] float16 fwd", 0, ATTN_FLOPS, attention(False, torch.float16)),
+        ("causal attention [8,1024,64] float16 fwd+bwd", 0, 2.5 * ATTN_FLOPS, attention(True, torch.float16)),
+        ("causal attention [8,1024,64] bfloat16 fwd+bwd", 0, 2.5 * ATTN_FLOPS, attention(True, torch.bfloat16)),
         ("max_pool2d 3x3/2 [32,64,112,112]", 1.25 * 32 * 64 * 112 * 112 * F32, 0,
          single([32, 64, 112, 112], lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1))),
         ("MLP training step 784-256-256-10, batch 128", 0, 0, mlp),

@@ -1,6 +1,7 @@
-// Fused scaled dot-product attention on CUDA (kiln/meta/attention.h), by chunks of query rows
-// over cuBLAS: for each chunk, the scores Q_c K^T (one strided-batched product over the batch),
-// then one block per row masks them, takes the row's logsumexp and turns them into
+// Fused scaled dot-product attention on CUDA (kiln/meta/attention.h). float16 and bfloat16 run
+// the tensor-core flash kernels (flash_attention.cu) where their tiles fit (E, Ev <= 128); the
+// rest, and float32/float64, run by chunks of query rows over cuBLAS: for each chunk, the
+// scores Q_c K^T (one strided-batched product over the batch), then one block per row masks them, takes the row's logsumexp and turns them into
 // probabilities in place, then O_c = P_c V. Only a chunk's scores exist at a time (kScoreBytes,
 // or one row per batch entry where a single row is larger), so memory stays O(L * E) plus that
 // bound; a causal chunk stops at its last row's key. The backward recomputes each chunk's
@@ -13,8 +14,9 @@
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <limits>
+#include "attention_args.cuh"
+#include "flash_attention.h"
 #include "gemm_into.h"
-#include "kiln/common/attention_dropout.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
 #include "kiln/gen/kernels/cuda/_scaled_dot_product_attention_fused.h"
@@ -24,35 +26,13 @@
 namespace kiln::cuda {
 namespace {
 
+using attention_args::Args;
+using attention_args::drop_factor;
+using attention_args::masked;
+using attention_args::neg_inf;
+
 constexpr int kThreads = 256;                      // per row of scores
 constexpr int64_t kScoreBytes = int64_t(8) << 20;  // a chunk's scores (the backward keeps two)
-
-template <typename C>
-__device__ C neg_inf() {
-  return -std::numeric_limits<C>::infinity();
-}
-
-struct Args {
-  int64_t L, S, sl, ss;
-  bool causal;
-  int mask_kind;  // 0 none, 1 bool, 2 additive
-  attention::Dropout drop;
-};
-
-// Probability (b, i, j)'s dropout factor (1 without dropout): its index in the [B, L, S] draw.
-template <typename C>
-__device__ C drop_factor(const Args& a, int64_t b, int64_t i, int64_t j) {
-  return a.drop.factor<C>(uint64_t((b * a.L + i) * a.S + j));
-}
-
-// The masked score of (i, j); `mask` points at batch entry b's mask (null: none).
-template <typename T, typename C>
-__device__ C masked(C s, int64_t i, int64_t j, const Args& a, const void* mask) {
-  if (a.causal && j > i) return neg_inf<C>();
-  if (a.mask_kind == 1) return static_cast<const bool*>(mask)[i * a.sl + j * a.ss] ? s : neg_inf<C>();
-  if (a.mask_kind == 2) return s + C(static_cast<const T*>(mask)[i * a.sl + j * a.ss]);
-  return s;
-}
 
 // The block's reduction of each thread's v (max or sum); every thread gets the result.
 template <typename C, bool kMax>
@@ -73,18 +53,17 @@ __device__ C block_reduce(C v, C* shared) {
 // One block per row r of a chunk's scores [B, rows, cols] (query q0 + r % rows of batch entry
 // r / rows; already scaled): masks them and writes exp(s - logsumexp) in place. The forward
 // (kForward) computes each row's logsumexp and stores it; the backward reads the saved one.
-template <typename T, typename C, bool kForward>
+// M: an additive mask's element type (the inputs' dtype; C computes: float for 16-bit inputs).
+template <typename M, typename C, bool kForward>
 __global__ void probabilities(Args a, int64_t q0, int64_t rows, int64_t cols, C* scores, const void* mask,
                               const int64_t* mask_offsets, C* lse) {
   __shared__ C shared[kThreads / 32];
   const int64_t r = blockIdx.x, b = r / rows, i = q0 + r % rows;
   C* s = scores + r * cols;
-  const void* mb = nullptr;
-  if (a.mask_kind == 1) mb = static_cast<const bool*>(mask) + mask_offsets[b];
-  if (a.mask_kind == 2) mb = static_cast<const T*>(mask) + mask_offsets[b];
+  const void* mb = attention_args::mask_of<M>(a, mask, mask_offsets, b);
   C m = neg_inf<C>();
   for (int64_t j = threadIdx.x; j < cols; j += kThreads) {
-    const C x = masked<T, C>(s[j], i, j, a, mb);
+    const C x = masked<M, C>(s[j], i, j, a, mb);
     s[j] = x;
     m = max(m, x);
   }
@@ -138,13 +117,6 @@ __global__ void attention_delta(int64_t rows, int64_t Ev, const T* dout, const T
   delta[r] = d;
 }
 
-Args args_of(const meta::AttentionPlan& p, const TensorBase& mask) {
-  Args a{p.L, p.S, p.mask_stride_l, p.mask_stride_s, p.is_causal, 0,
-         attention::Dropout::make(p.dropout_p, p.philox_seed, p.philox_offset)};
-  if (mask.defined()) a.mask_kind = p.mask == meta::AttentionMask::Bool ? 1 : 2;
-  return a;
-}
-
 // The plan's per-batch mask offsets on the device (an empty tensor without a mask).
 TensorBase device_offsets(const meta::AttentionPlan& p, Device device, const char* op) {
   if (p.mask == meta::AttentionMask::None) return TensorBase();
@@ -177,8 +149,100 @@ int64_t chunk_keys(const meta::AttentionPlan& p, int64_t q0, int64_t rows) {
   return p.is_causal ? std::min(p.S, q0 + rows) : p.S;
 }
 
+// t as a dense tensor of dtype d (t itself when it already is one).
+TensorBase dense_as(const TensorBase& t, DType d, const char* op) {
+  if (t.dtype() == d) return t.contiguous();
+  TensorBase r = kiln::detail::empty_dense(t.sizes(), d, t.device(), op);
+  r.copy_(t);
+  return r;
+}
+
+// The forward by chunks over cuBLAS, computing in C (dense q, k, v, output of dtype C; lse C).
+template <typename M, typename C>
+void chunked_forward(const meta::AttentionPlan& plan, const Args& a, const TensorBase& output, const TensorBase& lse,
+                     const TensorBase& q, const TensorBase& k, const TensorBase& v, const TensorBase& attn_mask,
+                     const TensorBase& offsets, cudaStream_t stream, const char* op) {
+  const int64_t B = plan.B, L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
+  const int64_t chunk = chunk_rows(plan, sizeof(C));
+  TensorBase scores = kiln::detail::empty_dense({B * chunk * S}, dtype_of<C>, q.device(), op);
+  for (int64_t q0 = 0; q0 < L; q0 += chunk) {
+    const int64_t rows = std::min(chunk, L - q0), cols = chunk_keys(plan, q0, rows);
+    const TensorBase sc = mats(scores, B, rows, cols, rows * cols, cols, 1);
+    gemm_into(sc, mats(q, B, rows, E, L * E, E, 1, q0 * E), mats(k, B, E, cols, S * E, 1, E), Scalar(plan.scale),
+              Scalar(0), op);
+    probabilities<M, C, true><<<unsigned(B * rows), kThreads, 0, stream>>>(
+        a, q0, rows, cols, static_cast<C*>(scores.data_ptr()), attn_mask.defined() ? attn_mask.data_ptr() : nullptr,
+        cptr<int64_t>(offsets), static_cast<C*>(lse.data_ptr()));
+    KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    gemm_into(mats(output, B, rows, Ev, L * Ev, Ev, 1, q0 * Ev), sc, mats(v, B, cols, Ev, S * Ev, Ev, 1), Scalar(1),
+              Scalar(0), op);
+  }
+}
+
+// The backward by chunks, computing in C (dense inputs and gradients of dtype C; lse C).
+template <typename M, typename C>
+void chunked_backward(const meta::AttentionPlan& plan, const Args& a, const TensorBase& grad_query,
+                      const TensorBase& grad_key, const TensorBase& grad_value, const TensorBase& dout,
+                      const TensorBase& q, const TensorBase& k, const TensorBase& v, const TensorBase& o,
+                      const TensorBase& lse, const TensorBase& attn_mask, const TensorBase& offsets,
+                      cudaStream_t stream, const char* op) {
+  const int64_t B = plan.B, L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
+  // dK and dV gather every chunk's share; keys no query sees keep 0
+  if (grad_key.numel() > 0) grad_key.zero_();
+  if (grad_value.numel() > 0) grad_value.zero_();
+  TensorBase delta = kiln::detail::empty_dense({B * L}, dtype_of<C>, q.device(), op);
+  attention_delta<C, C><<<grid_for(B * L), kThreads, 0, stream>>>(B * L, Ev, cptr<C>(dout), cptr<C>(o),
+                                                                  static_cast<C*>(delta.data_ptr()));
+  KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+  const int64_t chunk = chunk_rows(plan, sizeof(C));
+  TensorBase probs = kiln::detail::empty_dense({B * chunk * S}, dtype_of<C>, q.device(), op);
+  TensorBase dprobs = kiln::detail::empty_dense({B * chunk * S}, dtype_of<C>, q.device(), op);
+  for (int64_t q0 = 0; q0 < L; q0 += chunk) {
+    const int64_t rows = std::min(chunk, L - q0), cols = chunk_keys(plan, q0, rows);
+    const TensorBase p = mats(probs, B, rows, cols, rows * cols, cols, 1);
+    const TensorBase pt = mats(probs, B, cols, rows, rows * cols, 1, cols);
+    const TensorBase ds = mats(dprobs, B, rows, cols, rows * cols, cols, 1);
+    const TensorBase dst = mats(dprobs, B, cols, rows, rows * cols, 1, cols);
+    const TensorBase qc = mats(q, B, rows, E, L * E, E, 1, q0 * E);
+    const TensorBase doc = mats(dout, B, rows, Ev, L * Ev, Ev, 1, q0 * Ev);
+    // P = exp(scale * Q_c K^T (masked) - logsumexp)
+    gemm_into(p, qc, mats(k, B, E, cols, S * E, 1, E), Scalar(plan.scale), Scalar(0), op);
+    probabilities<M, C, false><<<unsigned(B * rows), kThreads, 0, stream>>>(
+        a, q0, rows, cols, static_cast<C*>(probs.data_ptr()), attn_mask.defined() ? attn_mask.data_ptr() : nullptr,
+        cptr<int64_t>(offsets), static_cast<C*>(lse.data_ptr()));
+    KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    // dV[:cols] += P^T dO_c (dropout: (P * Z)^T dO_c, P * Z in dprobs until dP overwrites it);
+    // dP = dO_c V^T;  dS = P * (dP * Z - delta)
+    const int64_t total = B * rows * cols;
+    if (a.drop.active) {
+      drop_probabilities<C><<<grid_for(total), kThreads, 0, stream>>>(a, total, q0, rows, cols, cptr<C>(probs),
+                                                                      static_cast<C*>(dprobs.data_ptr()));
+      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    }
+    gemm_into(mats(grad_value, B, cols, Ev, S * Ev, Ev, 1), a.drop.active ? dst : pt, doc, Scalar(1), Scalar(1), op);
+    gemm_into(ds, doc, mats(v, B, Ev, cols, S * Ev, 1, Ev), Scalar(1), Scalar(0), op);
+    score_grad<C><<<grid_for(total), kThreads, 0, stream>>>(a, total, q0, rows, cols, cptr<C>(probs),
+                                                            static_cast<C*>(dprobs.data_ptr()), cptr<C>(delta));
+    KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    // dQ_c = scale * dS K[:cols];  dK[:cols] += scale * dS^T Q_c
+    gemm_into(mats(grad_query, B, rows, E, L * E, E, 1, q0 * E), ds, mats(k, B, cols, E, S * E, E, 1),
+              Scalar(plan.scale), Scalar(0), op);
+    gemm_into(mats(grad_key, B, cols, E, S * E, E, 1), dst, qc, Scalar(plan.scale), Scalar(1), op);
+  }
+}
+
+template <typename T>
+constexpr bool is_16_bit_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// A result in dtype d: the output itself, or a dense buffer to copy into it afterwards.
+TensorBase result_as(const TensorBase& out, DType d, const char* op) {
+  return out.dtype() == d ? out : kiln::detail::empty_dense(out.sizes(), d, out.device(), op);
+}
+
 }  // namespace
 
+// float32 and float64 run by chunks; float16 and bfloat16 on the tensor-core flash kernels
+// (flash_attention.cu) where their tiles fit, else by chunks on float32 copies.
 void _scaled_dot_product_attention_fused(const meta::AttentionPlan& plan, const TensorBase& output,
                                          const TensorBase& logsumexp, const TensorBase& query, const TensorBase& key,
                                          const TensorBase& value, const TensorBase& attn_mask) {
@@ -195,24 +259,21 @@ void _scaled_dot_product_attention_fused(const meta::AttentionPlan& plan, const 
   const TensorBase q = query.contiguous(), k = key.contiguous(), v = value.contiguous();
   const TensorBase offsets = device_offsets(plan, query.device(), op);
   cudaStream_t stream = detail::current_cuda_stream(dev);
-  const int64_t B = plan.B, L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
-  const Args a = args_of(plan, attn_mask);
+  const Args a = attention_args::args_of(plan, attn_mask);
+  const void* mask = attn_mask.defined() ? attn_mask.data_ptr() : nullptr;
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      const int64_t chunk = chunk_rows(plan, sizeof(T));
-      TensorBase scores = kiln::detail::empty_dense({B * chunk * S}, plan.dtype, query.device(), op);
-      for (int64_t q0 = 0; q0 < L; q0 += chunk) {
-        const int64_t rows = std::min(chunk, L - q0), cols = chunk_keys(plan, q0, rows);
-        const TensorBase sc = mats(scores, B, rows, cols, rows * cols, cols, 1);
-        gemm_into(sc, mats(q, B, rows, E, L * E, E, 1, q0 * E), mats(k, B, E, cols, S * E, 1, E), Scalar(plan.scale),
-                  Scalar(0), op);
-        probabilities<T, T, true><<<unsigned(B * rows), kThreads, 0, stream>>>(
-            a, q0, rows, cols, static_cast<T*>(scores.data_ptr()), attn_mask.defined() ? attn_mask.data_ptr() : nullptr,
-            cptr<int64_t>(offsets), static_cast<T*>(logsumexp.data_ptr()));
-        KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-        gemm_into(mats(output, B, rows, Ev, L * Ev, Ev, 1, q0 * Ev), sc, mats(v, B, cols, Ev, S * Ev, Ev, 1), Scalar(1),
-                  Scalar(0), op);
+      chunked_forward<T, T>(plan, a, output, logsumexp, q, k, v, attn_mask, offsets, stream, op);
+    } else if constexpr (is_16_bit_v<T>) {
+      if (flash::forward_fits(plan, dev)) {
+        flash::forward(plan, a, q, k, v, output, logsumexp, mask, cptr<int64_t>(offsets), stream, op);
+      } else {
+        const TensorBase out = result_as(output, DType::Float32, op);
+        chunked_forward<T, float>(plan, a, out, logsumexp, dense_as(q, DType::Float32, op),
+                                  dense_as(k, DType::Float32, op), dense_as(v, DType::Float32, op), attn_mask,
+                                  offsets, stream, op);
+        output.copy_(out);
       }
     }
   });
@@ -229,67 +290,42 @@ void _scaled_dot_product_attention_fused_backward(const meta::AttentionPlan& pla
   const int dev = query.device().index;
   detail::check_device(dev, op);
   DeviceGuard guard(dev);
-  // dK and dV gather every chunk's share; keys no query sees keep 0
-  if (grad_key.numel() > 0) grad_key.zero_();
-  if (grad_value.numel() > 0) grad_value.zero_();
-  if (plan.L == 0) return;
-  if (plan.S == 0) {
-    grad_query.zero_();
+  if (plan.L == 0 || plan.S == 0) {  // keys no query sees, and queries with no keys, get 0
+    for (const TensorBase* g : {&grad_query, &grad_key, &grad_value})
+      if (g->numel() > 0) g->zero_();
     return;
   }
   const TensorBase q = query.contiguous(), k = key.contiguous(), v = value.contiguous(), o = output.contiguous(),
                    dout = grad_out.contiguous();
   const TensorBase offsets = device_offsets(plan, query.device(), op);
   cudaStream_t stream = detail::current_cuda_stream(dev);
-  const int64_t B = plan.B, L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
-  const Args a = args_of(plan, attn_mask);
+  const Args a = attention_args::args_of(plan, attn_mask);
+  const void* mask = attn_mask.defined() ? attn_mask.data_ptr() : nullptr;
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      TensorBase lse = logsumexp.contiguous();
-      if (lse.dtype() != plan.dtype) {  // a float32 logsumexp of float64 inputs
-        lse = kiln::detail::empty_dense(logsumexp.sizes(), plan.dtype, logsumexp.device(), op);
-        lse.copy_(logsumexp);
-      }
-      TensorBase delta = kiln::detail::empty_dense({B * L}, plan.dtype, query.device(), op);
-      attention_delta<T, T><<<grid_for(B * L), kThreads, 0, stream>>>(B * L, Ev, cptr<T>(dout), cptr<T>(o),
-                                                                      static_cast<T*>(delta.data_ptr()));
-      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-      const int64_t chunk = chunk_rows(plan, sizeof(T));
-      TensorBase probs = kiln::detail::empty_dense({B * chunk * S}, plan.dtype, query.device(), op);
-      TensorBase dprobs = kiln::detail::empty_dense({B * chunk * S}, plan.dtype, query.device(), op);
-      for (int64_t q0 = 0; q0 < L; q0 += chunk) {
-        const int64_t rows = std::min(chunk, L - q0), cols = chunk_keys(plan, q0, rows);
-        const TensorBase p = mats(probs, B, rows, cols, rows * cols, cols, 1);
-        const TensorBase pt = mats(probs, B, cols, rows, rows * cols, 1, cols);
-        const TensorBase ds = mats(dprobs, B, rows, cols, rows * cols, cols, 1);
-        const TensorBase dst = mats(dprobs, B, cols, rows, rows * cols, 1, cols);
-        const TensorBase qc = mats(q, B, rows, E, L * E, E, 1, q0 * E);
-        const TensorBase doc = mats(dout, B, rows, Ev, L * Ev, Ev, 1, q0 * Ev);
-        // P = exp(scale * Q_c K^T (masked) - logsumexp)
-        gemm_into(p, qc, mats(k, B, E, cols, S * E, 1, E), Scalar(plan.scale), Scalar(0), op);
-        probabilities<T, T, false><<<unsigned(B * rows), kThreads, 0, stream>>>(
-            a, q0, rows, cols, static_cast<T*>(probs.data_ptr()), attn_mask.defined() ? attn_mask.data_ptr() : nullptr,
-            cptr<int64_t>(offsets), static_cast<T*>(lse.data_ptr()));
+      // a float32 logsumexp of float64 inputs computes in float64
+      chunked_backward<T, T>(plan, a, grad_query, grad_key, grad_value, dout, q, k, v, o,
+                             dense_as(logsumexp, plan.dtype, op), attn_mask, offsets, stream, op);
+    } else if constexpr (is_16_bit_v<T>) {
+      const TensorBase lse = logsumexp.contiguous();  // float32 (meta::attention_backward)
+      if (flash::backward_fits(plan, dev)) {
+        TensorBase delta = kiln::detail::empty_dense({plan.B * plan.L}, DType::Float32, query.device(), op);
+        attention_delta<T, float><<<grid_for(plan.B * plan.L), kThreads, 0, stream>>>(
+            plan.B * plan.L, plan.Ev, cptr<T>(dout), cptr<T>(o), static_cast<float*>(delta.data_ptr()));
         KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-        // dV[:cols] += P^T dO_c (dropout: (P * Z)^T dO_c, P * Z in dprobs until dP overwrites it);
-        // dP = dO_c V^T;  dS = P * (dP * Z - delta)
-        const int64_t total = B * rows * cols;
-        if (a.drop.active) {
-          drop_probabilities<T><<<grid_for(total), kThreads, 0, stream>>>(a, total, q0, rows, cols, cptr<T>(probs),
-                                                                          static_cast<T*>(dprobs.data_ptr()));
-          KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-        }
-        gemm_into(mats(grad_value, B, cols, Ev, S * Ev, Ev, 1), a.drop.active ? dst : pt, doc, Scalar(1), Scalar(1),
-                  op);
-        gemm_into(ds, doc, mats(v, B, Ev, cols, S * Ev, 1, Ev), Scalar(1), Scalar(0), op);
-        score_grad<T><<<grid_for(total), kThreads, 0, stream>>>(a, total, q0, rows, cols, cptr<T>(probs),
-                                                                static_cast<T*>(dprobs.data_ptr()), cptr<T>(delta));
-        KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-        // dQ_c = scale * dS K[:cols];  dK[:cols] += scale * dS^T Q_c
-        gemm_into(mats(grad_query, B, rows, E, L * E, E, 1, q0 * E), ds, mats(k, B, cols, E, S * E, E, 1),
-                  Scalar(plan.scale), Scalar(0), op);
-        gemm_into(mats(grad_key, B, cols, E, S * E, E, 1), dst, qc, Scalar(plan.scale), Scalar(1), op);
+        flash::backward(plan, a, q, k, v, dout, lse, delta, grad_query, grad_key, grad_value, mask,
+                        cptr<int64_t>(offsets), stream, op);
+      } else {
+        const DType f = DType::Float32;
+        const TensorBase dq = result_as(grad_query, f, op), dk = result_as(grad_key, f, op),
+                         dv = result_as(grad_value, f, op);
+        chunked_backward<T, float>(plan, a, dq, dk, dv, dense_as(dout, f, op), dense_as(q, f, op),
+                                   dense_as(k, f, op), dense_as(v, f, op), dense_as(o, f, op), dense_as(lse, f, op),
+                                   attn_mask, offsets, stream, op);
+        grad_query.copy_(dq);
+        grad_key.copy_(dk);
+        grad_value.copy_(dv);
       }
     }
   });

@@ -50,9 +50,11 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     return std::get<0>(kiln::_scaled_dot_product_attention_fused(q, k, v, mask, is_causal, s, dropout_p,
                                                                  int64_t(draw.seed), int64_t(draw.offset)));
   };
-  // 16-bit inputs run the float32 kernel on float32 copies (its sums and logsumexp in float32)
+  // 16-bit inputs: the CPU kernel computes in float32 and rounds once. On CUDA they still run
+  // the float32 kernel on float32 copies: the tensor-core kernels the fused op runs for them
+  // (kernels/cuda/flash_attention.cu) are compiled but have not yet run on a device.
   const DType dt = query.dtype();
-  if (dt == DType::Float16 || dt == DType::BFloat16) {
+  if ((dt == DType::Float16 || dt == DType::BFloat16) && query.is_cuda()) {
     const Tensor mask = attn_mask.defined() && attn_mask.dtype() == dt ? attn_mask.to(DType::Float32) : attn_mask;
     return fused(query.to(DType::Float32), key.to(DType::Float32), value.to(DType::Float32), mask).to(dt);
   }
