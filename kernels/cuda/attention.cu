@@ -1,8 +1,8 @@
 // Fused scaled dot-product attention on CUDA (kiln/meta/attention.h). float16 and bfloat16 run
 // the tensor-core flash kernels (flash_attention.cu) where their tiles fit (E, Ev <= 128); the
 // rest, and float32/float64, run by chunks of query rows over cuBLAS: for each chunk, the
-// scores Q_c K^T (one strided-batched product over the batch), then one block per row masks them, takes the row's logsumexp and turns them into
-// probabilities in place, then O_c = P_c V. Only a chunk's scores exist at a time (kScoreBytes,
+// scores Q_c K^T (one strided-batched product over the batch), then one block per row masks
+// them, takes the row's logsumexp and turns them into probabilities in place, then O_c = P_c V. Only a chunk's scores exist at a time (kScoreBytes,
 // or one row per batch entry where a single row is larger), so memory stays O(L * E) plus that
 // bound; a causal chunk stops at its last row's key. The backward recomputes each chunk's
 // probabilities from the saved logsumexp and adds the chunk's share of dK and dV with products
