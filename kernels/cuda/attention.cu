@@ -1,16 +1,16 @@
-// Fused scaled dot-product attention on CUDA (kiln/meta/attention.h). float16 and bfloat16 run
-// the tensor-core flash kernels (flash_attention.cu) where their tiles fit (E, Ev <= 128); the
-// rest, and float32/float64, run by chunks of query rows over cuBLAS: for each chunk, the
-// scores Q_c K^T (one strided-batched product over the batch), then one block per row masks
-// them, takes the row's logsumexp and turns them into probabilities in place, then O_c = P_c V. Only a chunk's scores exist at a time (kScoreBytes,
-// or one row per batch entry where a single row is larger), so memory stays O(L * E) plus that
-// bound; a causal chunk stops at its last row's key. The backward recomputes each chunk's
-// probabilities from the saved logsumexp and adds the chunk's share of dK and dV with products
-// in chunk order (no atomics: results repeat bit for bit). float32 products stay off TF32 unless
-// kiln::cuda::set_allow_tf32(true), as for matmul. A query row whose keys are all masked gives
-// NaN, its logsumexp -inf, as on the CPU. Dropout draws the CPU's mask (kiln/common/
-// attention_dropout.h): the forward multiplies the probabilities by it before P V; the backward
-// writes P * Z for dV and redraws Z in dS = P * (dP * Z - delta).
+// Fused scaled dot-product attention on CUDA (kiln/meta/attention.h). float16 and bfloat16 run the
+// tensor-core flash kernels (flash_attention.cu) where their tiles fit (E, Ev <= 128); the rest,
+// and float32/float64, run by chunks of query rows over cuBLAS: for each chunk, the scores Q_c K^T
+// (one strided-batched product over the batch), then one block per row masks them, takes the row's
+// logsumexp and turns them into probabilities in place, then O_c = P_c V. Only a chunk's scores
+// exist at a time (kScoreBytes, or one row per batch entry where a single row is larger), so memory
+// stays O(L * E) plus that bound; a causal chunk stops at its last row's key. The backward
+// recomputes each chunk's probabilities from the saved logsumexp and adds the chunk's share of dK
+// and dV with products in chunk order (no atomics: results repeat bit for bit). float32 products
+// stay off TF32 unless kiln::cuda::set_allow_tf32(true), as for matmul. A query row whose keys are
+// all masked gives NaN, its logsumexp -inf, as on the CPU. Dropout draws the CPU's mask
+// (kiln/common/attention_dropout.h): the forward multiplies the probabilities by it before P V;
+// the backward writes P * Z for dV and redraws Z in dS = P * (dP * Z - delta).
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <limits>
