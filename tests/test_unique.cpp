@@ -102,6 +102,59 @@ TEST_CASE("unique: 100k int64 with duplicates against std::map (values, counts, 
   CHECK(wrong == 0);
 }
 
+namespace {
+// unique of `data` as `dtype` ([2, n / 2]) against std::map: values, counts and the inverse.
+void check_against_map(const std::vector<int64_t>& data, DType dtype) {
+  std::map<int64_t, int64_t> counts;
+  for (int64_t d : data) ++counts[d];
+  std::vector<int64_t> want_values, want_counts;
+  std::map<int64_t, int64_t> rank;
+  for (auto [v, c] : counts) {
+    rank[v] = int64_t(want_values.size());
+    want_values.push_back(v);
+    want_counts.push_back(c);
+  }
+  const int64_t n = int64_t(data.size());
+  auto [out, inv, cnt] = _unique2(i64(data, {2, n / 2}).to(dtype), true, true, true);
+  CHECK(out.dtype() == dtype);
+  CHECK(ints(out.to(kInt64)) == want_values);
+  CHECK(ints(cnt) == want_counts);
+  CHECK(inv.sizes().vec() == std::vector<int64_t>{2, n / 2});
+  std::vector<int64_t> want_inv;
+  for (int64_t d : data) want_inv.push_back(rank[d]);
+  CHECK(ints(inv) == want_inv);
+  auto [values_only, no_inv, no_counts] = _unique2(i64(data, {2, n / 2}).to(dtype), true, false, false);
+  CHECK(ints(values_only.to(kInt64)) == want_values);
+  expect_empty_long(no_inv);
+  expect_empty_long(no_counts);
+}
+}  // namespace
+
+TEST_CASE("unique: integers are counted when their range is no wider than their count, else sorted") {
+  std::mt19937 rng(9);
+  // int8 over its whole range, 1000 values: counted through int64 offsets (127 - -128 overflows int8)
+  std::vector<int64_t> bytes(1000);
+  for (auto& d : bytes) d = int64_t(rng() % 256) - 128;
+  bytes[0] = -128;
+  bytes[1] = 127;
+  check_against_map(bytes, kInt8);
+  check_against_map(std::vector<int64_t>(bytes.begin(), bytes.begin() + 200), kInt8);  // 256 wide: sorted
+  std::vector<int64_t> small(bytes.size());
+  for (size_t i = 0; i < small.size(); ++i) small[i] = bytes[i] + 128;
+  check_against_map(small, kUInt8);
+  // a span of n - 1 is counted, a span of n sorted: both give the same answers
+  std::vector<int64_t> edge = {7, 56, 30, 7, 8, 55, 9, 9, 40, 7};
+  for (int64_t top : {int64_t(10), int64_t(11)}) {
+    std::vector<int64_t> e = edge;
+    for (auto& d : e) d = 7 + (d - 7) % top;
+    e[1] = 7 + top - 1;
+    check_against_map(e, kInt32);
+  }
+  // the widest int64 span: max - min overflows int64, so it is compared unsigned and sorted
+  check_against_map({std::numeric_limits<int64_t>::max(), 0, std::numeric_limits<int64_t>::min(), 0}, kInt64);
+  check_against_map({-3, -3, -1, -2}, kInt64);  // negative values, counted
+}
+
 TEST_CASE("unique_dim and unique(dim=): distinct slices in lexicographic order") {
   Tensor x = i64({1, 2, 0, 5, 1, 2}, {3, 2});
   auto [out, inv, cnt] = unique_dim(x, 0, true, true, true);

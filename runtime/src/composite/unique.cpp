@@ -1,15 +1,20 @@
 // unique, unique_dim and unique_consecutive (PyTorch 1.13's semantics and messages) composed of
 // sort, cumsum and scatter: equal neighbours after the (stable) sort form a group, a group's id
 // is the count of group starts before it, and the one read to the host is the group count that
-// sizes the results (a sync on CUDA, as PyTorch's). Results are the same for any thread count.
+// sizes the results (a sync on CUDA, as PyTorch's). On the CPU, integers whose range is no wider
+// than their count are counted instead of sorted. Results are the same for any thread count.
+#include <optional>
 #include <vector>
 #include "kiln/gen/composite.h"
 #include "kiln/core.h"
+#include "kiln/gen/api/_bincount.h"
+#include "kiln/gen/api/aminmax.h"
 #include "kiln/gen/api/any.h"
 #include "kiln/gen/api/cat.h"
 #include "kiln/gen/api/cumsum.h"
 #include "kiln/gen/api/index_select.h"
 #include "kiln/gen/api/ne.h"
+#include "kiln/gen/api/nonzero.h"
 #include "kiln/gen/api/scatter.h"
 #include "kiln/gen/api/scatter_add.h"
 #include "kiln/gen/api/scatter_reduce.h"
@@ -109,6 +114,29 @@ Triple unique_rows(const Tensor& self, int64_t d, bool sort_rows, const char* op
   return {output, inverse, group_counts(g, device)};
 }
 
+// unique of a CPU integer line whose values span at most its length, by counting: one count per
+// value in [min, max] (_bincount), the present values in ascending order (nonzero), an element's
+// inverse the number of present values below it (cumsum). O(n) time and memory where a sort
+// would be O(n log n) or several radix passes; PyTorch's own CPU unique hashes.
+std::optional<Triple> unique_by_counting(const Tensor& flat, const IntArrayRef& shape, bool inverse_too,
+                                         bool return_counts) {
+  const int64_t n = flat.numel();
+  if (!flat.device().is_cpu() || n == 0 || !is_integral(flat.dtype(), /*include_bool=*/false)) return std::nullopt;
+  const auto [lo_t, hi_t] = kiln::aminmax(flat);
+  const int64_t lo = lo_t.item<int64_t>(), hi = hi_t.item<int64_t>();
+  if (uint64_t(hi) - uint64_t(lo) >= uint64_t(n)) return std::nullopt;  // (unsigned: no overflow)
+  const Tensor offsets = flat.to(DType::Int64) - lo;                     // in [0, hi - lo]
+  const Tensor counts = kiln::_bincount(offsets, hi - lo + 1);
+  const Tensor present = counts.ne(0);
+  const Tensor at = kiln::nonzero(present).reshape({-1});
+  const Device device = flat.device();
+  const Tensor inverse = inverse_too
+                             ? kiln::index_select(kiln::cumsum(present, 0, DType::Int64) - 1, 0, offsets).reshape(shape)
+                             : empty_long(device);
+  return Triple{(at + lo).to(flat.dtype()), inverse,
+                return_counts ? kiln::index_select(counts, 0, at) : empty_long(device)};
+}
+
 }  // namespace
 
 Triple unique_flat(const Tensor& self, bool sorted, bool return_inverse, bool return_counts) {
@@ -116,14 +144,16 @@ Triple unique_flat(const Tensor& self, bool sorted, bool return_inverse, bool re
   const Device device = self.device();
   const Tensor flat = self.reshape({-1});
   const int64_t n = flat.numel();
+  // as PyTorch 1.13, counts bring the inverse with them
+  const bool inverse_too = return_inverse || return_counts;
+  if (std::optional<Triple> counted = unique_by_counting(flat, self.sizes(), inverse_too, return_counts))
+    return *counted;
   const auto [values, perm] = kiln::sort(flat, 0, false);
   const Tensor differs = n < 2 ? kiln::empty({0}, TensorOptions(DType::Bool, device))
                                : kiln::ne(values.narrow(0, 1, n - 1), values.narrow(0, 0, n - 1));
   const Groups g = group_ids(differs, n, device);
   // every element of a group is equal, so which one a duplicate write keeps does not matter
   const Tensor output = kiln::scatter(kiln::empty({g.count}, values.options()), 0, g.ids, values);
-  // as PyTorch 1.13, counts bring the inverse with them
-  const bool inverse_too = return_inverse || return_counts;
   const Tensor inverse = inverse_too ? inverse_through(g, perm, device).reshape(self.sizes()) : empty_long(device);
   return {output, inverse, return_counts ? group_counts(g, device) : empty_long(device)};
 }
