@@ -10,6 +10,7 @@
 #include "kiln/common/attention_dropout.h"
 #include "kiln/core.h"
 #include "kiln/cpu_memory.h"
+#include "kiln/dropout_mask.h"
 #include "kiln/random.h"
 #include "support/gradcheck.h"
 #include "support/test_helpers.h"
@@ -37,20 +38,22 @@ bool same_state(const GeneratorState& a, const GeneratorState& b) { return a.see
 
 }  // namespace
 
-TEST_CASE("attention dropout: the kernel's draw is rand's, kept below 1 - p and scaled by 1 / (1 - p)") {
+TEST_CASE("attention dropout: the kernel's draw is dropout's, kept below 1 - p and scaled by 1 / (1 - p)") {
   manual_seed(3);
   const GeneratorState start = default_generator().get_state();
-  const std::vector<float> u = rand({1001}).to_vector<float>();
   for (double p : {0.1, 0.5, 0.9}) {
     const attention::Dropout d = attention::Dropout::make(p, start.seed, start.offset);
+    Generator replay;
+    replay.set_state(start);
+    const std::vector<int64_t> keep = dropout_keep_mask({1001}, p, kCPU, &replay).to(kInt64).to_vector<int64_t>();
     int64_t kept = 0;
-    for (size_t n = 0; n < u.size(); ++n) {
-      const bool want = u[n] < float(1 - p);
+    for (size_t n = 0; n < keep.size(); ++n) {
+      const bool want = keep[n] != 0;
       CHECK(d.keep(n) == want);
       CHECK(d.factor<double>(n) == (want ? 1 / (1 - p) : 0.0));
       kept += want;
     }
-    CHECK(std::fabs(double(kept) / double(u.size()) - (1 - p)) < 0.06);
+    CHECK(std::fabs(double(kept) / double(keep.size()) - (1 - p)) < 0.06);
   }
   CHECK(attention::Dropout::make(0.0, 1, 0).factor<float>(7) == 1.0f);  // no dropout: every factor 1
   CHECK(attention::Dropout::make(1.0, 1, 0).factor<float>(7) == 0.0f);  // p == 1: nothing kept

@@ -1,9 +1,9 @@
 // Backward helper of the fused attention (see kiln/autograd/formulas.h).
 #include "kiln/autograd/formulas.h"
 #include "kiln/core.h"
+#include "kiln/dropout_mask.h"
 #include "kiln/gen/api/_scaled_dot_product_attention_fused_backward.h"
 #include "kiln/gen/api/_attention_scores.h"
-#include "kiln/gen/api/lt.h"
 #include "kiln/gen/api/matmul.h"
 #include "kiln/gen/api/softmax.h"
 #include "kiln/gen/api/sum.h"
@@ -36,9 +36,7 @@ std::tuple<TensorBase, TensorBase, TensorBase> sdpa_backward(const TensorBase& g
     Tensor z;
     {
       NoGradGuard no_grad;
-      z = kiln::lt(kiln::rand(probs.sizes(), TensorOptions(DType::Float32, probs.device()), &replay),
-                   wrapped_scalar(1.0 - dropout_p))
-              .to(probs.dtype()) *
+      z = dropout_keep_mask(probs.sizes(), dropout_p, probs.device(), &replay).to(probs.dtype()) *
           (dropout_p < 1 ? 1.0 / (1.0 - dropout_p) : 0.0);
     }
     kept = probs * z;

@@ -4,10 +4,18 @@
 #include <cmath>
 #include "kiln/gen/composite.h"
 #include "kiln/core.h"
+#include "kiln/dropout_mask.h"
 #include "kiln/gen/api/lt.h"
 #include "kiln/gen/api/native_dropout.h"
 
-namespace kiln::composite {
+namespace kiln {
+
+Tensor dropout_keep_mask(IntArrayRef sizes, double p, Device device, Generator* generator) {
+  NoGradGuard no_grad;
+  return kiln::lt(kiln::rand(sizes, TensorOptions(DType::Float32, device), generator), wrapped_scalar(1.0 - p));
+}
+
+namespace composite {
 namespace {
 
 void check_p(const char* op, double p) {
@@ -23,8 +31,7 @@ Tensor keep_mask(const Tensor& input, double p, bool per_feature, const char* op
                "Feature dropout requires at least 2 dimensions in the input");
     for (int64_t d = 2; d < input.dim(); ++d) sizes[size_t(d)] = 1;
   }
-  NoGradGuard no_grad;
-  return kiln::lt(kiln::rand(sizes, TensorOptions(DType::Float32, input.device())), wrapped_scalar(1.0 - p));
+  return dropout_keep_mask(sizes, p, input.device());
 }
 
 Tensor dropout_impl(const Tensor& input, double p, bool train, bool per_feature, bool alpha, const char* op) {
@@ -72,4 +79,5 @@ Tensor feature_alpha_dropout(const Tensor& input, double p, bool train) {
   return dropout_impl(input, p, train, /*per_feature=*/true, /*alpha=*/true, "feature_alpha_dropout");
 }
 
-}  // namespace kiln::composite
+}  // namespace composite
+}  // namespace kiln
