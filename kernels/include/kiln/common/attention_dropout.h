@@ -6,8 +6,9 @@
 // Probability (b, i, j) of the [B, L, S] matrix is element n = (b * L + i) * S + j of the draw that
 // dropout(softmax(scores), p) makes from the same generator state: rand's float32 uniform from word
 // n % 4 of Philox block first_block + n / 4, kept when below 1 - p (in float32, as lt(rand, 1 - p)
-// compares: kiln::dropout_keep_mask, the runtime's one place for the rule) and scaled by 1 / (1 - p). So the fused kernel drops exactly what the composed math
-// drops, its backward redraws the same mask from (seed, offset), and CPU and CUDA agree.
+// compares in kiln::dropout_keep_mask, the runtime's rule) and scaled by 1 / (1 - p). So the fused
+// kernel drops exactly what the composed math drops, its backward redraws the same mask from
+// (seed, offset), and CPU and CUDA agree.
 #include <cstdint>
 #include "kiln/macros.h"
 #include "kiln/philox.h"
