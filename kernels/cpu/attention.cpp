@@ -20,6 +20,7 @@
 #include "vec_math.h"
 #include "kiln/common/attention_dropout.h"
 #include "kiln/cpu/parallel.h"
+#include "kiln/cpu/philox_words.h"
 #include "kiln/philox.h"
 #include "kiln/gen/kernels/cpu/_scaled_dot_product_attention_fused.h"
 #include "kiln/gen/kernels/cpu/_scaled_dot_product_attention_fused_backward.h"
@@ -72,19 +73,15 @@ MatRef<C> rows_transposed(Mat<C> m, int64_t first) {  // the block's transpose
 }
 
 // The dropout factors (attention_dropout.h) of probabilities n0 .. n0 + count - 1 (count <= kBlock)
-// into z: the Philox blocks they read are drawn side by side first, which the compiler
-// vectorizes, as rand's own fill does.
+// into z: the Philox blocks they read are drawn side by side first (kiln/cpu/philox_words.h), as
+// rand's own fill draws them.
 template <typename C>
 void dropout_factors(const attention::Dropout& d, uint64_t n0, int64_t count, C* z) {
   constexpr int64_t kMaxBlocks = kBlock / 4 + 2;
   alignas(64) uint32_t words[4][kMaxBlocks];
   const uint64_t b0 = n0 / 4;
   const int64_t nb = int64_t((n0 + uint64_t(count) - 1) / 4 - b0) + 1;
-#pragma omp simd
-  for (int64_t b = 0; b < nb; ++b) {
-    const philox::Block w = philox::block(d.seed, d.first_block + b0 + uint64_t(b));
-    words[0][b] = w.x[0], words[1][b] = w.x[1], words[2][b] = w.x[2], words[3][b] = w.x[3];
-  }
+  cpu::philox_words(d.seed, d.first_block + b0, nb, words);
   const int64_t lead = int64_t(n0 % 4);  // n0's word in its block
   const C kept = C(d.scale);
 #pragma omp simd

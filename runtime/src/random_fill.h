@@ -9,6 +9,7 @@
 #include "kiln/common/math_simd.h"
 #include "kiln/common/random_blocks.h"
 #include "kiln/cpu/parallel.h"
+#include "kiln/cpu/philox_words.h"
 #include "kiln/philox.h"
 #include "kiln/random.h"
 
@@ -21,16 +22,10 @@ void fill_blocks(S* out, int64_t n, const Body& body, Generator& gen) {
 #pragma omp parallel for schedule(static) if (n >= cpu::kParallelGrain)
   for (int64_t b = 0; b < r.num_blocks; ++b) fill_block(out, n, r, b, body);
 }
-// The Philox words of blocks b0 .. b0 + nb - 1 (nb <= kChunkBlocks), word j of block b at
-// words[j][b]: the ten rounds of every block of the chunk run side by side, which the compiler
-// vectorizes (32 x 32 -> 64-bit multiplies are one SIMD instruction per 4 or 8 lanes).
+// The Philox words of blocks b0 .. b0 + nb - 1 of r (nb <= kChunkBlocks), drawn side by side.
 constexpr int64_t kChunkBlocks = 64;  // 256 draws: the buffers stay in L1
 inline void philox_chunk(const BlockRange& r, int64_t b0, int64_t nb, uint32_t (&words)[4][kChunkBlocks]) {
-#pragma omp simd
-  for (int64_t b = 0; b < nb; ++b) {
-    const philox::Block w = philox::block(r.seed, r.first_block + uint64_t(b0 + b));
-    words[0][b] = w.x[0], words[1][b] = w.x[1], words[2][b] = w.x[2], words[3][b] = w.x[3];
-  }
+  cpu::philox_words(r.seed, r.first_block + uint64_t(b0), nb, words);
 }
 
 // Uniform draws stored as float, Half or BFloat16, a chunk of blocks at a time: the Philox
