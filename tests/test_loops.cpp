@@ -28,7 +28,7 @@ std::vector<int64_t> strides_of(const StridedGeometry& g, int k) {
 PointwiseCall make_call(const Tensor& out, std::initializer_list<Tensor> inputs) {
   PointwiseCall call;
   call.out = out;
-  for (const Tensor& t : inputs) call.inputs[call.num_inputs++] = t;
+  for (const Tensor& t : inputs) call.hold_input(call.num_inputs++, t);
   return call;
 }
 

@@ -130,18 +130,18 @@ TEST_CASE("prepare: promotes, casts, broadcasts and allocates") {
   CHECK(call.out.sizes().equals({2, 3}));
   CHECK(call.num_inputs == 2);
   // a was cast to float32 (a new tensor) and b broadcast by a stride-0 view of its own storage
-  CHECK(call.inputs[0].dtype() == kFloat32);
-  CHECK(call.inputs[0].to_vector<float>() == std::vector<float>{0, 1, 2, 3, 4, 5});
-  CHECK(call.inputs[1].sizes().equals({2, 3}));
-  CHECK(call.inputs[1].strides().equals({0, 1}));
-  CHECK(call.inputs[1].storage().get() == b.storage().get());
-  CHECK(call.inputs[1].to_vector<float>() == std::vector<float>{0.5f, 1.5f, 2.5f, 0.5f, 1.5f, 2.5f});
+  CHECK(call.input(0).dtype() == kFloat32);
+  CHECK(call.input(0).to_vector<float>() == std::vector<float>{0, 1, 2, 3, 4, 5});
+  CHECK(call.input(1).sizes().equals({2, 3}));
+  CHECK(call.input(1).strides().equals({0, 1}));
+  CHECK(call.input(1).storage().get() == b.storage().get());
+  CHECK(call.input(1).to_vector<float>() == std::vector<float>{0.5f, 1.5f, 2.5f, 0.5f, 1.5f, 2.5f});
 
   // inputs already of the compute dtype and shape are passed through as they are
   Tensor c = zeros({2, 3});
   PointwiseCall same = pointwise::prepare(kAdd, {&c, &c});
-  CHECK(same.inputs[0].is_same(c));
-  CHECK(same.inputs[1].is_same(c));
+  CHECK(same.input(0).is_same(c));
+  CHECK(same.input(1).is_same(c));
 }
 
 TEST_CASE("prepare: promotion modes") {
@@ -149,7 +149,7 @@ TEST_CASE("prepare: promotion modes") {
   PointwiseCall div = pointwise::prepare(kDiv, {&i32, &i64});
   CHECK(div.compute_dtype == kFloat32);
   CHECK(div.out.dtype() == kFloat32);
-  CHECK(div.inputs[0].dtype() == kFloat32);
+  CHECK(div.input(0).dtype() == kFloat32);
 
   PointwiseCall eq = pointwise::prepare(kEq, {&i32, &i64});
   CHECK(eq.compute_dtype == kInt64);
@@ -165,16 +165,16 @@ TEST_CASE("prepare: promotion modes") {
   CHECK(mf.compute_dtype == kInt32);
   CHECK(mf.out.dtype() == kInt32);
   CHECK(mf.out.sizes().equals({2, 3}));
-  CHECK(mf.inputs[1].dtype() == kBool);
+  CHECK(mf.input(1).dtype() == kBool);
 }
 
 TEST_CASE("prepare: bool inputs are checked, not promoted") {
   Tensor cond = zeros({3, 1}, TensorOptions(kBool)), x = zeros({3}, TensorOptions(kInt8)), y = zeros({3}, TensorOptions(kFloat64));
   PointwiseCall call = pointwise::prepare(kWhere, {&cond, &x, &y});
   CHECK(call.compute_dtype == kFloat64);
-  CHECK(call.inputs[0].dtype() == kBool);
-  CHECK(call.inputs[0].sizes().equals({3, 3}));
-  CHECK(call.inputs[0].strides().equals({1, 0}));
+  CHECK(call.input(0).dtype() == kBool);
+  CHECK(call.input(0).sizes().equals({3, 3}));
+  CHECK(call.input(0).strides().equals({1, 0}));
   Tensor fcond = zeros({3});
   std::string msg = error_text<DTypeError>([&] { pointwise::prepare(kWhere, {&fcond, &x, &y}); });
   CHECK(msg == "kiln::where: argument 'condition': expected a bool tensor, got float32");
@@ -192,8 +192,8 @@ TEST_CASE("prepare_inplace: computes into self when it can") {
   Tensor self = zeros({2, 3}), other = arange(3, TensorOptions(kInt64));
   PointwiseCall call = pointwise::prepare_inplace(kAdd, self, {&self, &other});
   CHECK(call.out.is_same(self));
-  CHECK(call.inputs[0].is_same(self));
-  CHECK(call.inputs[1].dtype() == kFloat32);
+  CHECK(call.input(0).is_same(self));
+  CHECK(call.input(1).dtype() == kFloat32);
   uint32_t v = self.version();
   pointwise::finish(call, self);
   CHECK(self.version() != v);  // autograd sees the write

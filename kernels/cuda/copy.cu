@@ -34,7 +34,8 @@ void copy_on_device(const TensorBase& dst, const TensorBase& src) {
   PointwiseCall call;
   call.spec = &kCopySpec;
   call.out = dst;
-  call.inputs[0] = src.sizes().equals(dst.sizes()) ? src : views::expanded(src, dst.sizes());
+  if (src.sizes().equals(dst.sizes())) call.borrow_input(0, src);
+  else call.hold_input(0, views::expanded(src, dst.sizes()));
   call.num_inputs = 1;
   call.compute_dtype = dst.dtype();
   ElementwiseLaunch launch(call);

@@ -27,7 +27,7 @@ ElementwiseLaunch::ElementwiseLaunch(const PointwiseCall& call) : guard_(checked
   args_.choices[1] = call.choices[1];
   const TensorBase* operands[1 + kMaxPointwiseInputs];
   operands[0] = &call.out;
-  for (int k = 0; k < call.num_inputs; ++k) operands[k + 1] = &call.inputs[k];
+  for (int k = 0; k < call.num_inputs; ++k) operands[k + 1] = &call.input(k);
   args_.geometry = make_geometry(operands, 1 + call.num_inputs);
   args_.where = call.out.device();
   args_.stream = detail::current_cuda_stream(index);

@@ -9,6 +9,10 @@ namespace kiln {
 
 class RefCounted {
  public:
+  // A type whose objects some table finds by raw pointer and revives with Ref::try_retain sets
+  // this: its last reference must then always be released with an atomic decrement.
+  static constexpr bool kRevivedByRawPointer = false;
+
   RefCounted() = default;
   RefCounted(const RefCounted&) = delete;
   RefCounted& operator=(const RefCounted&) = delete;
@@ -20,12 +24,20 @@ class RefCounted {
   mutable std::atomic<uint32_t> refs_{0};
 };
 
+// Ref's tag for an object fresh from `new`, which no other thread can see yet.
+struct AdoptNew {};
+
 template <typename T>
 class Ref {
  public:
   Ref() = default;
   Ref(std::nullptr_t) {}
   explicit Ref(T* p) : p_(p) { retain(); }
+  // The first reference to a new object: its count is set, not incremented (every atomic
+  // read-modify-write is a visible share of a one-element op).
+  Ref(T* p, AdoptNew) : p_(p) {
+    if (p_) p_->refs_.store(1, std::memory_order_relaxed);
+  }
   Ref(const Ref& o) : p_(o.p_) { retain(); }
   Ref(Ref&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
   template <typename U, typename = std::enable_if_t<std::is_convertible_v<U*, T*>>>
@@ -37,7 +49,7 @@ class Ref {
   Ref& operator=(Ref&& o) noexcept { Ref(std::move(o)).swap(*this); return *this; }
   void swap(Ref& o) noexcept { std::swap(p_, o.p_); }
   void reset() {
-    if (p_ && p_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p_;
+    if (p_ && release_last()) delete p_;
     p_ = nullptr;
   }
   T* release() { T* p = p_; p_ = nullptr; return p; }  // caller takes over one reference
@@ -62,11 +74,19 @@ class Ref {
 
  private:
   void retain() { if (p_) p_->refs_.fetch_add(1, std::memory_order_relaxed); }
+  // Drops this reference; true when it was the last. A count of 1 is this reference alone: no
+  // other thread holds one to copy, so it goes without the atomic decrement (the acquire load
+  // still orders every earlier release before the delete), unless a table may revive the object.
+  bool release_last() {
+    if constexpr (!T::kRevivedByRawPointer)
+      if (p_->refs_.load(std::memory_order_acquire) == 1) return true;
+    return p_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  }
   T* p_ = nullptr;
 };
 
 template <typename T, typename... Args>
-Ref<T> make_ref(Args&&... args) { return Ref<T>(new T(std::forward<Args>(args)...)); }
+Ref<T> make_ref(Args&&... args) { return Ref<T>(new T(std::forward<Args>(args)...), AdoptNew{}); }
 
 }  // namespace kiln
 #endif  // KILN_RUNTIME_INCLUDE_KILN_INTRUSIVE_PTR_H_

@@ -33,14 +33,31 @@ struct PointwiseSpec {
 
 struct PointwiseCall {
   const PointwiseSpec* spec = nullptr;
-  TensorBase out;                          // result buffer, broadcast shape
-  TensorBase inputs[kMaxPointwiseInputs];  // expanded to out's shape, cast to compute_dtype
+  TensorBase out;  // result buffer, broadcast shape
   int8_t num_inputs = 0;
   DType compute_dtype = DType::Float32;
   Scalar scalars[kMaxPointwiseScalars];       // non-tensor Scalar arguments, signature order
   bool scalar_given[kMaxPointwiseScalars] = {};  // false for a `Scalar?` passed as None
   int64_t choices[2] = {0, 0};                // `str` arguments as an index into their choices
   Device device() const { return out.device(); }
+
+  // Input k, expanded to out's shape and cast to compute_dtype.
+  const TensorBase& input(int k) const { return borrowed_[k] ? *borrowed_[k] : held_[k]; }
+  // The caller's own tensor, when it needs neither: referenced, not counted (a call lives inside
+  // the op that was handed its arguments, and each count change is an atomic, a visible share of
+  // a one-element op).
+  void borrow_input(int k, const TensorBase& t) {
+    borrowed_[k] = &t;
+    held_[k] = TensorBase();
+  }
+  void hold_input(int k, TensorBase t) {  // a cast or expanded view made for the call
+    borrowed_[k] = nullptr;
+    held_[k] = std::move(t);
+  }
+
+ private:
+  const TensorBase* borrowed_[kMaxPointwiseInputs] = {};
+  TensorBase held_[kMaxPointwiseInputs];
 };
 using PointwiseKernel = void (*)(const PointwiseCall&);
 

@@ -23,9 +23,11 @@ class PooledStorageImpl final : public StorageImpl {
 
 inline Ref<TensorImpl> new_tensor_impl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides,
                                        int64_t offset) {
-  return Ref<TensorImpl>(new PooledTensorImpl(std::move(storage), dtype, sizes, strides, offset));
+  return Ref<TensorImpl>(new PooledTensorImpl(std::move(storage), dtype, sizes, strides, offset), AdoptNew{});
 }
-inline Storage new_storage(size_t nbytes, Device device) { return Storage(new PooledStorageImpl(nbytes, device)); }
+inline Storage new_storage(size_t nbytes, Device device) {
+  return Storage(new PooledStorageImpl(nbytes, device), AdoptNew{});
+}
 
 }  // namespace kiln::detail
 #endif  // KILN_RUNTIME_SRC_CORE_POOLED_H_

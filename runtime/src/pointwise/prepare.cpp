@@ -135,13 +135,20 @@ PointwiseCall make_call(const PointwiseSpec& spec, const Plan& p, const TensorBa
   call.num_inputs = int8_t(n);
   call.compute_dtype = p.compute;
   for (int i = 0; i < n; ++i) {
-    // cast before expanding, so a broadcast operand is converted once, not per output element
-    bool is_bool_input = spec.bool_input_mask & (1u << i);
-    TensorBase t = cast(*in[i], is_bool_input ? DType::Bool : p.compute, p.device);
+    // cast before expanding, so a broadcast operand is converted once, not per output element;
+    // an input that needs neither is borrowed
+    const bool is_bool_input = spec.bool_input_mask & (1u << i);
+    const DType want = is_bool_input ? DType::Bool : p.compute;
+    const bool as_is = in[i]->dtype() == want && in[i]->device() == p.device;
+    TensorBase converted;
+    if (!as_is) converted = cast(*in[i], want, p.device);
+    const TensorBase& t = as_is ? *in[i] : converted;
     // after the cast, which can make a zero (uint8 // 256), before anything is written
     if (i == spec.integer_divisor && t.is_cpu() && is_integral(p.compute, /*include_bool=*/true))
       KILN_CHECK(!has_zero(t), ValueError, spec.op, arg_name(spec, i), "integer division by zero (ZeroDivisionError)");
-    call.inputs[i] = t.sizes().equals(p.shape) ? t : views::expanded(t, p.shape);
+    if (!t.sizes().equals(p.shape)) call.hold_input(i, views::expanded(t, p.shape));
+    else if (as_is) call.borrow_input(i, *in[i]);
+    else call.hold_input(i, std::move(converted));
   }
   return call;
 }
@@ -171,7 +178,7 @@ bool overlaps_harmfully(const TensorBase& dst, const TensorBase& src) {
 
 bool any_harmful_overlap(const TensorBase& dst, const PointwiseCall& call) {
   for (int i = 0; i < call.num_inputs; ++i)
-    if (overlaps_harmfully(dst, call.inputs[i])) return true;
+    if (overlaps_harmfully(dst, call.input(i))) return true;
   return false;
 }
 

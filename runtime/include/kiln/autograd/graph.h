@@ -86,6 +86,8 @@ struct Edge {
 // forward output (undefined when that output got none) and returns one per next edge.
 class Node : public RefCounted {
  public:
+  static constexpr bool kRevivedByRawPointer = true;  // AccumulateGrad's lookup (try_retain)
+
   Node();
   ~Node() override;
   virtual const char* name() const = 0;

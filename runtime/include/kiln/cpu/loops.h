@@ -227,7 +227,7 @@ void pointwise_loop(const PointwiseCall& call, const F& f) {
   constexpr int n = 1 + sizeof...(in_t);
   const TensorBase* ops[n];
   ops[0] = &call.out;
-  for (int k = 1; k < n; ++k) ops[k] = &call.inputs[k - 1];
+  for (int k = 1; k < n; ++k) ops[k] = &call.input(k - 1);
   strided_loop<out_t, in_t...>(make_geometry(ops, n), f);
 }
 
