@@ -37,7 +37,7 @@ void check_same_device(const char* op, std::initializer_list<NamedTensor> tensor
 
 // ---- autograd glue ----
 bool any_defined(const TensorBaseList& grads);
-TensorBase grad_or_zeros(const TensorBaseList& grads, size_t i, const std::vector<Node::OutputMeta>& meta);
+TensorBase grad_or_zeros(const TensorBaseList& grads, size_t i, const Node::List<Node::OutputMeta>& meta);
 void add_output_meta(Node& node, const TensorBase& output);
 // Undo broadcasting (sum to `sizes`) and cast back to the input's dtype.
 TensorBase finish_grad(const TensorBase& grad, IntArrayRef sizes, DType dtype);

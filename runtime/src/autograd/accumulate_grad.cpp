@@ -74,7 +74,7 @@ void AccumulateGrad::accumulate(Tensor g) {
 
 namespace autograd::detail {
 
-NodeRef grad_accumulator(const Tensor& leaf) {
+NodeRef grad_accumulator(const TensorBase& leaf) {
   // The cache lives in the leaf itself (no table to search): PyTorch's weak grad_accumulator_.
   std::lock_guard<std::mutex> lock(cache_lock(leaf.impl()));
   AutogradMeta& meta = leaf.impl()->autograd_or_create();
@@ -82,7 +82,7 @@ NodeRef grad_accumulator(const Tensor& leaf) {
   // and then leaves the slot alone, since it will hold the new node.
   if (meta.accumulator)
     if (NodeRef alive = NodeRef::try_retain(static_cast<Node*>(meta.accumulator))) return alive;
-  auto node = make_ref<AccumulateGrad>(leaf);
+  auto node = make_ref<AccumulateGrad>(Tensor(leaf));
   meta.accumulator = node.get();
   return node;
 }

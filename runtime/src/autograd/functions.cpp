@@ -31,7 +31,7 @@ Edge gradient_edge(const TensorBase& t) {
   const AutogradMeta* meta = t.impl()->autograd();
   if (!meta) return {};
   if (meta->grad_fn) return {meta->grad_fn, meta->output_nr};
-  if (meta->requires_grad) return {detail::grad_accumulator(Tensor(t)), 0};
+  if (meta->requires_grad) return {detail::grad_accumulator(t), 0};
   return {};
 }
 

@@ -8,7 +8,7 @@ namespace kiln::autograd::detail {
 
 // The one AccumulateGrad of a leaf while any graph still holds it, so every use of the
 // leaf feeds the same node (gradients add up in one input buffer, grad() finds it).
-NodeRef grad_accumulator(const Tensor& leaf);
+NodeRef grad_accumulator(const TensorBase& leaf);
 inline constexpr uint64_t kAccumulatorSequenceNr = UINT64_MAX;
 
 // True when `from` broadcasts to `to` (trailing alignment, size-1 dims stretch).

@@ -9,7 +9,7 @@ bool any_defined(const TensorBaseList& grads) {
   return false;
 }
 
-TensorBase grad_or_zeros(const TensorBaseList& grads, size_t i, const std::vector<Node::OutputMeta>& meta) {
+TensorBase grad_or_zeros(const TensorBaseList& grads, size_t i, const Node::List<Node::OutputMeta>& meta) {
   if (i < grads.size() && grads[i].defined()) return grads[i];
   KILN_CHECK(i < meta.size(), InternalError, "autograd", "", "no metadata for output ", i);
   return zeros(meta[i].sizes, TensorOptions(meta[i].dtype, meta[i].device));

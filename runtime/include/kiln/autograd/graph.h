@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 #include "kiln/autograd/removable_handle.h"
+#include "kiln/pooled_alloc.h"
 #include "kiln/tensor_base.h"
 
 namespace kiln {
@@ -87,6 +88,12 @@ struct Edge {
 class Node : public RefCounted {
  public:
   static constexpr bool kRevivedByRawPointer = true;  // AccumulateGrad's lookup (try_retain)
+  // Nodes and their lists come from pooled blocks (kiln/pooled_alloc.h), not malloc; the
+  // virtual destructor hands operator delete the size of the node's own type.
+  static void* operator new(size_t bytes) { return detail::pooled_allocate(bytes); }
+  static void operator delete(void* p, size_t bytes) noexcept { detail::pooled_deallocate(p, bytes); }
+  template <typename T>
+  using List = std::vector<T, detail::PooledAllocator<T>>;
 
   Node();
   ~Node() override;
@@ -95,7 +102,7 @@ class Node : public RefCounted {
   // Drop saved tensors after a backward without retain_graph.
   virtual void release_variables() {}
 
-  std::vector<Edge> next_edges;
+  List<Edge> next_edges;
   uint64_t sequence_nr;      // creation order; later nodes run first
   uint32_t num_outputs = 1;  // forward outputs (= gradients apply receives)
   // Metadata of each forward output, to make zero gradients and check shapes.
@@ -104,7 +111,7 @@ class Node : public RefCounted {
     DType dtype;
     Device device;
   };
-  std::vector<OutputMeta> output_meta;
+  List<OutputMeta> output_meta;
   bool released = false;  // variables already released: a second backward is an error
 
   // Hooks, run by the engine in registration order (PyTorch's Node.register_prehook and
