@@ -11,7 +11,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <mma.h>
-#include <algorithm>
 #include "flash_attention.h"
 #include "kiln/common/flash_attention_tiles.h"
 #include "kiln/cuda/check.h"
