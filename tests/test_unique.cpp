@@ -153,6 +153,10 @@ TEST_CASE("unique: integers are counted when their range is no wider than their 
   // the widest int64 span: max - min overflows int64, so it is compared unsigned and sorted
   check_against_map({std::numeric_limits<int64_t>::max(), 0, std::numeric_limits<int64_t>::min(), 0}, kInt64);
   check_against_map({-3, -3, -1, -2}, kInt64);  // negative values, counted
+  // counted at either end of int64: the offsets from the minimum wrap back into [0, span)
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  check_against_map({lo + 1, lo, lo + 1, lo + 1}, kInt64);
+  check_against_map({hi, hi - 2, hi, hi - 1}, kInt64);
 }
 
 TEST_CASE("unique_dim and unique(dim=): distinct slices in lexicographic order") {
