@@ -3,7 +3,8 @@
 // inputs normalized in float32. On CUDA, for now, native_layer_norm's kernels: [N, C, *] seen as
 // N * group rows of (C / group) * prod(*) contiguous values, normalized as layer_norm's rows (its
 // mean and rstd are group_norm's, [N, group]), then scaled and shifted per channel; autograd
-// records the parts.
+// records the parts. (_group_norm_fused has a CUDA kernel, kernels/cuda/group_norm.cu, compiled
+// but not yet run on a device; this route switches to it once the device suite has.)
 #include "kiln/gen/composite.h"
 #include "kiln/core.h"
 #include "kiln/meta/normalization.h"
