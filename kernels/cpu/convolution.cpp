@@ -22,6 +22,7 @@
 namespace kiln::cpu {
 namespace {
 
+using im2col::GroupDims;
 using im2col::Shape;
 
 // The windows o in [0, n) whose tap at base + o * stride lands inside [0, size): [lo, hi).
@@ -105,20 +106,6 @@ void col2im_sample(const Shape& s, const T* col, T* image) {
                                 [&](int64_t c0, int64_t c1) { col2im_channels(s, col, image, c0, c1); });
 }
 
-// The per-group matrices of a plan: W_g is [Ms, Kg], a sample's small side [Ms, L] per group,
-// its im2col matrix [Kg, L] per group.
-struct Dims {
-  int64_t G, Ms, Kg, L, I, small_sample, image_sample;
-  explicit Dims(const meta::ConvPlan& p)
-      : G(p.groups),
-        Ms(p.small_channels / p.groups),
-        Kg(p.image_channels / p.groups * p.kernel_numel()),
-        L(p.small_numel()),
-        I(p.image_numel()),
-        small_sample(p.small_channels * p.small_numel()),
-        image_sample(p.image_channels * p.image_numel()) {}
-};
-
 template <typename T>
 void add_bias(T* out, const T* bias, int64_t batch, int64_t channels, int64_t inner) {
   const int64_t planes = batch * channels;
@@ -141,7 +128,7 @@ bool forward_small(const meta::ConvPlan& p, T* small, const T* image, const T* w
     if (onednn::small_from_image(p, small, image, weight, bias)) return true;
 #endif
   const Shape s = im2col::shape_of(p);
-  const Dims d(p);
+  const GroupDims d(p);
   const bool identity = s.is_identity();
   std::vector<T> col(identity ? 0 : size_t(s.rows() * d.L));
   for (int64_t n = 0; n < p.batch; ++n) {
@@ -163,7 +150,7 @@ void forward_image(const meta::ConvPlan& p, T* image, const T* small, const T* w
     if (onednn::image_from_small(p, image, small, weight)) return;
 #endif
   const Shape s = im2col::shape_of(p);
-  const Dims d(p);
+  const GroupDims d(p);
   const bool identity = s.is_identity();
   std::vector<T> col(identity ? 0 : size_t(s.rows() * d.L));
   for (int64_t n = 0; n < p.batch; ++n) {
@@ -183,7 +170,7 @@ void weight_grad(const meta::ConvPlan& p, T* grad_weight, const T* small, const 
     if (onednn::weight_grad(p, grad_weight, small, image)) return;
 #endif
   const Shape s = im2col::shape_of(p);
-  const Dims d(p);
+  const GroupDims d(p);
   const bool identity = s.is_identity();
   std::vector<T> col(identity ? 0 : size_t(s.rows() * d.L));
   if (p.batch == 0) std::fill(grad_weight, grad_weight + d.G * d.Ms * d.Kg, T(0));

@@ -1,10 +1,11 @@
 #ifndef KILN_KERNELS_CPU_KERNEL_UTILS_H_
 #define KILN_KERNELS_CPU_KERNEL_UTILS_H_
 // Small helpers shared by the hand-written CPU kernels: element types, NaN and nonzero tests,
-// optional operands, a run's mean and rstd.
+// optional operands (kiln/common/optional_operand.h), a run's mean and rstd.
 #include <cmath>
 #include <type_traits>
 #include "kiln/common/convert.h"
+#include "kiln/common/optional_operand.h"
 #include "kiln/tensor_base.h"
 
 namespace kiln::cpu {
@@ -29,6 +30,7 @@ KILN_INLINE bool is_nan(T x) {
 // One cast routine for every layer (kiln/common/convert.h): PyTorch's rules, float -> integer
 // defined for NaN, infinities and out-of-range values.
 using ::kiln::detail::convert;
+using ::kiln::detail::ptr_or_null;
 
 // Nonzero test used by all/any/count_nonzero (NaN is nonzero).
 template <typename T>
@@ -43,12 +45,6 @@ template <typename T>
 KILN_INLINE double abs_as_double(T x) {
   if constexpr (is_complex_v<T>) return std::hypot(double(x.re), double(x.im));
   else return std::fabs(double(static_cast<opmath_t<T>>(x)));
-}
-
-// An optional operand's data, or null when it is absent (a kernel's Tensor? argument).
-template <typename T>
-const T* ptr_or_null(const TensorBase& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
 }
 
 // The mean and 1 / sqrt(biased variance + eps) of n contiguous values, in compute type C, by two

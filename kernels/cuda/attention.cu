@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <limits>
 #include "attention_args.cuh"
+#include "block_reduce.cuh"
 #include "flash_attention.h"
 #include "gemm_into.h"
 #include "kiln/cuda/check.h"
@@ -33,22 +34,6 @@ using attention_args::neg_inf;
 
 constexpr int kThreads = 256;                      // per row of scores
 constexpr int64_t kScoreBytes = int64_t(8) << 20;  // a chunk's scores (the backward keeps two)
-
-// The block's reduction of each thread's v (max or sum); every thread gets the result.
-template <typename C, bool kMax>
-__device__ C block_reduce(C v, C* shared) {
-  for (int o = 16; o > 0; o >>= 1) {
-    const C w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = kMax ? max(v, w) : v + w;
-  }
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  __syncthreads();  // `shared` may still be read from a previous reduction
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  v = shared[0];
-  for (int w = 1; w < kThreads / 32; ++w) v = kMax ? max(v, shared[w]) : v + shared[w];
-  return v;
-}
 
 // One block per row r of a chunk's scores [B, rows, cols] (query q0 + r % rows of batch entry
 // r / rows; already scaled): masks them and writes exp(s - logsumexp) in place. The forward
@@ -69,11 +54,11 @@ __global__ void probabilities(Args a, int64_t q0, int64_t rows, int64_t cols, C*
   }
   C row_lse;
   if constexpr (kForward) {
-    m = block_reduce<C, true>(m, shared);
+    m = block_reduce<kThreads>(m, shared, neg_inf<C>(), BlockMax{});
     C l = 0;
     if (m != neg_inf<C>())
       for (int64_t j = threadIdx.x; j < cols; j += kThreads) l += exp(s[j] - m);
-    l = block_reduce<C, false>(l, shared);
+    l = block_sum<kThreads>(l, shared);
     row_lse = l > 0 ? m + log(l) : neg_inf<C>();
     if (threadIdx.x == 0) lse[b * a.L + i] = row_lse;
   } else {

@@ -10,6 +10,8 @@
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cmath>
+#include "block_reduce.cuh"
+#include "kiln/common/optional_operand.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
 #include "kiln/gen/kernels/cuda/_batch_norm_training.h"
@@ -19,14 +21,10 @@
 namespace kiln::cuda {
 namespace {
 
+using ::kiln::detail::ptr_or_null;
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int64_t kMinRun = 4096;  // elements per block at least
-
-template <typename T>
-const T* ptr_or_null(const TensorBase& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
-}
 
 // Welford's state: count, mean, sum of squared deviations (the count is a float for float inputs:
 // exact to 2^24 elements, and merging larger counts only rounds the weights of the merge).
@@ -103,17 +101,6 @@ __global__ void apply_kernel(const T* x, const T* w, const T* b, const T* mean, 
   }
 }
 
-template <typename T>
-__device__ T block_sum(T v, T* shared) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-  __syncthreads();  // shared may still be read by the previous call
-  if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = v;
-  __syncthreads();
-  T total = 0;
-  for (int w = 0; w < kWarps; ++w) total += shared[w];
-  return total;
-}
-
 // Block (c, s): sum(dy) and sum(dy * (x - mean)) over its run, into partial[2 * (c * splits + s)].
 template <typename T>
 __global__ void grad_sums_kernel(const T* dy, const T* x, const T* mean, int64_t channels, int64_t HW, int64_t count,
@@ -129,8 +116,8 @@ __global__ void grad_sums_kernel(const T* dy, const T* x, const T* mean, int64_t
     sum_dy_xmu += dy[o] * (x[o] - mu);
   }
   __shared__ T shared[kWarps];
-  sum_dy = block_sum(sum_dy, shared);
-  sum_dy_xmu = block_sum(sum_dy_xmu, shared);
+  sum_dy = block_sum<kThreads>(sum_dy, shared);
+  sum_dy_xmu = block_sum<kThreads>(sum_dy_xmu, shared);
   if (threadIdx.x == 0) {
     partial[2 * (c * splits + s)] = sum_dy;
     partial[2 * (c * splits + s) + 1] = sum_dy_xmu;

@@ -25,6 +25,7 @@
 namespace kiln::cuda {
 namespace {
 
+using im2col::GroupDims;
 using im2col::Shape;
 
 constexpr int kThreads = 256;
@@ -88,28 +89,15 @@ TensorBase view3(const TensorBase& t, int64_t batch, int64_t rows, int64_t cols,
   return t.as_strided_view({batch, rows, cols}, {batch_stride, row_stride, col_stride}, t.storage_offset() + offset);
 }
 
-// The per-group matrices of a plan (the CPU kernel's): W_g [Ms, Kg], a sample's small side
-// [Ms, L] and im2col matrix [Kg, L] per group.
-struct Dims {
-  int64_t G, Ms, Kg, L, rows, small_sample, image_sample;
-  explicit Dims(const meta::ConvPlan& p)
-      : G(p.groups),
-        Ms(p.small_channels / p.groups),
-        Kg(p.image_channels / p.groups * p.kernel_numel()),
-        L(p.small_numel()),
-        rows(p.image_channels * p.kernel_numel()),
-        small_sample(p.small_channels * p.small_numel()),
-        image_sample(p.image_channels * p.image_numel()) {}
-  // samples per im2col chunk
-  int64_t chunk(int64_t batch, size_t element) const {
-    const int64_t per_sample = std::max<int64_t>(1, rows * L * int64_t(element));
-    return std::clamp<int64_t>(kColumnBytes / per_sample, 1, std::max<int64_t>(batch, 1));
-  }
-};
+// Samples per im2col chunk: as many whole samples' matrices as fit kColumnBytes, at least one.
+int64_t samples_per_chunk(const GroupDims& d, int64_t batch, size_t element) {
+  const int64_t per_sample = std::max<int64_t>(1, d.col_rows * d.L * int64_t(element));
+  return std::clamp<int64_t>(kColumnBytes / per_sample, 1, std::max<int64_t>(batch, 1));
+}
 
 // small[n, g] (= or +=, per beta) = W_g @ cols[n, g] for samples [n0, n0 + nb), where cols is
 // the chunk's im2col matrices (or the image itself, col_sample apart).
-void products_small(const Dims& d, const TensorBase& small, int64_t n0, int64_t nb, const TensorBase& weight,
+void products_small(const GroupDims& d, const TensorBase& small, int64_t n0, int64_t nb, const TensorBase& weight,
                     const TensorBase& cols, int64_t cols_offset, int64_t col_sample, const char* op) {
   if (d.G == 1 || nb >= d.G) {  // batched over the samples, one call per group
     for (int64_t g = 0; g < d.G; ++g)
@@ -127,7 +115,7 @@ void products_small(const Dims& d, const TensorBase& small, int64_t n0, int64_t 
 
 // cols[n, g] = W_g^T @ small[n, g] for samples [n0, n0 + nb) (cols: the chunk's matrices, or
 // the image itself when im2col is the identity).
-void products_cols(const Dims& d, const TensorBase& cols, int64_t cols_offset, int64_t col_sample,
+void products_cols(const GroupDims& d, const TensorBase& cols, int64_t cols_offset, int64_t col_sample,
                    const TensorBase& small, int64_t n0, int64_t nb, const TensorBase& weight, const char* op) {
   if (d.G == 1 || nb >= d.G) {
     for (int64_t g = 0; g < d.G; ++g)
@@ -147,17 +135,17 @@ template <typename T>
 void forward_small(const meta::ConvPlan& p, const TensorBase& small, const TensorBase& image, const TensorBase& weight,
                    cudaStream_t stream) {
   const Shape s = im2col::shape_of(p);
-  const Dims d(p);
+  const GroupDims d(p);
   if (s.is_identity()) {
     products_small(d, small, 0, p.batch, weight, image, 0, d.image_sample, "convolution");
     return;
   }
-  const int64_t chunk = d.chunk(p.batch, sizeof(T));
-  TensorBase cols = kiln::detail::empty_dense({chunk, d.rows, d.L}, p.dtype, image.device(), "convolution");
+  const int64_t chunk = samples_per_chunk(d, p.batch, sizeof(T));
+  TensorBase cols = kiln::detail::empty_dense({chunk, d.col_rows, d.L}, p.dtype, image.device(), "convolution");
   for (int64_t n0 = 0; n0 < p.batch; n0 += chunk) {
     const int64_t nb = std::min(chunk, p.batch - n0);
     launch_im2col<T>(s, image, n0 * d.image_sample, cols, nb, stream, "convolution");
-    products_small(d, small, n0, nb, weight, cols, 0, d.rows * d.L, "convolution");
+    products_small(d, small, n0, nb, weight, cols, 0, d.col_rows * d.L, "convolution");
   }
 }
 
@@ -165,16 +153,16 @@ template <typename T>
 void forward_image(const meta::ConvPlan& p, const TensorBase& image, const TensorBase& small, const TensorBase& weight,
                    cudaStream_t stream) {
   const Shape s = im2col::shape_of(p);
-  const Dims d(p);
+  const GroupDims d(p);
   if (s.is_identity()) {
     products_cols(d, image, 0, d.image_sample, small, 0, p.batch, weight, "convolution");
     return;
   }
-  const int64_t chunk = d.chunk(p.batch, sizeof(T));
-  TensorBase cols = kiln::detail::empty_dense({chunk, d.rows, d.L}, p.dtype, image.device(), "convolution");
+  const int64_t chunk = samples_per_chunk(d, p.batch, sizeof(T));
+  TensorBase cols = kiln::detail::empty_dense({chunk, d.col_rows, d.L}, p.dtype, image.device(), "convolution");
   for (int64_t n0 = 0; n0 < p.batch; n0 += chunk) {
     const int64_t nb = std::min(chunk, p.batch - n0);
-    products_cols(d, cols, 0, d.rows * d.L, small, n0, nb, weight, "convolution");
+    products_cols(d, cols, 0, d.col_rows * d.L, small, n0, nb, weight, "convolution");
     launch_col2im<T>(s, cols, image, n0 * d.image_sample, nb, stream, "convolution");
   }
 }
@@ -184,19 +172,19 @@ void weight_grad(const meta::ConvPlan& p, const TensorBase& grad_weight, const T
                  const TensorBase& image, cudaStream_t stream) {
   const char* op = "convolution_backward_weight";
   const Shape s = im2col::shape_of(p);
-  const Dims d(p);
+  const GroupDims d(p);
   if (p.batch == 0) {
     grad_weight.zero_();
     return;
   }
   const bool identity = s.is_identity();
-  const int64_t chunk = identity ? p.batch : d.chunk(p.batch, sizeof(T));
-  TensorBase cols = identity ? image : kiln::detail::empty_dense({chunk, d.rows, d.L}, p.dtype, image.device(), op);
+  const int64_t chunk = identity ? p.batch : samples_per_chunk(d, p.batch, sizeof(T));
+  TensorBase cols = identity ? image : kiln::detail::empty_dense({chunk, d.col_rows, d.L}, p.dtype, image.device(), op);
   for (int64_t n0 = 0; n0 < p.batch; n0 += chunk) {
     const int64_t nb = std::min(chunk, p.batch - n0);
     if (!identity) launch_im2col<T>(s, image, n0 * d.image_sample, cols, nb, stream, op);
     for (int64_t n = 0; n < nb; ++n) {
-      const int64_t cols_offset = (identity ? n0 + n : n) * d.rows * d.L;
+      const int64_t cols_offset = (identity ? n0 + n : n) * d.col_rows * d.L;
       // grad_weight[g] (+)= small[n, g] @ cols[n, g]^T, all groups in one batched call
       gemm_into(view3(grad_weight, d.G, d.Ms, d.Kg, d.Ms * d.Kg, d.Kg, 1, 0),
                 view3(small, d.G, d.Ms, d.L, d.Ms * d.L, d.L, 1, (n0 + n) * d.small_sample),

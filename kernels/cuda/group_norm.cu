@@ -7,6 +7,8 @@
 // writes dx = dy * rstd * w[c] + (x - mean) * k + shift; a block per channel sums dweight and
 // dbias over the samples. No atomics: results repeat bit for bit.
 #include <cuda_runtime.h>
+#include "block_reduce.cuh"
+#include "kiln/common/optional_operand.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
 #include "kiln/gen/kernels/cuda/_group_norm_fused.h"
@@ -16,21 +18,9 @@
 namespace kiln::cuda {
 namespace {
 
+using ::kiln::detail::ptr_or_null;
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-
-// The sum of v over the block, returned to every thread (shared holds kWarps values).
-template <typename T>
-__device__ T block_sum(T v, T* shared) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();  // shared may still be read by the previous call
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  T total = 0;
-  for (int w = 0; w < kWarps; ++w) total += shared[w];
-  return total;
-}
 
 // Block i = (sample, group) of `count` elements from channel c0 = (i % G) * D on.
 template <typename T>
@@ -41,14 +31,14 @@ __global__ void forward_kernel(const T* x, const T* w, const T* b, T* y, T* mean
   const T* xb = x + i * count;
   T s = 0;
   for (int64_t j = threadIdx.x; j < count; j += kThreads) s += xb[j];
-  s = block_sum(s, shared);
+  s = block_sum<kThreads>(s, shared);
   const T mu = count > 0 ? s / T(count) : T(0);
   T q = 0;
   for (int64_t j = threadIdx.x; j < count; j += kThreads) {
     const T d = xb[j] - mu;
     q += d * d;
   }
-  q = block_sum(q, shared);
+  q = block_sum<kThreads>(q, shared);
   const T rs = T(1) / sqrt(q / T(count) + T(eps));  // an empty block: NaN, as the CPU's
   T* yb = y + i * count;
   for (int64_t j = threadIdx.x; j < count; j += kThreads) {
@@ -78,8 +68,8 @@ __global__ void input_grad_kernel(const T* dy, const T* x, const T* mean, const 
     sg += g;
     sgx += g * (xb[j] - mu);
   }
-  sg = block_sum(sg, shared);
-  sgx = block_sum(sgx, shared);
+  sg = block_sum<kThreads>(sg, shared);
+  sgx = block_sum<kThreads>(sgx, shared);
   const T k = -rs * rs * rs * sgx / T(count), shift = -rs * sg / T(count);
   T* dxb = dx + i * count;
   for (int64_t j = threadIdx.x; j < count; j += kThreads) {
@@ -101,17 +91,12 @@ __global__ void param_grad_kernel(const T* dy, const T* x, const T* mean, const 
     sw += dy[at] * (x[at] - mean[stat]) * rstd[stat];
     sb += dy[at];
   }
-  sw = block_sum(sw, shared);
-  sb = block_sum(sb, shared);
+  sw = block_sum<kThreads>(sw, shared);
+  sb = block_sum<kThreads>(sb, shared);
   if (threadIdx.x == 0) {
     dw[c] = sw;
     db[c] = sb;
   }
-}
-
-template <typename T>
-const T* ptr_or_null(const TensorBase& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
 }
 
 void check_blocks(int64_t blocks, const char* op) {

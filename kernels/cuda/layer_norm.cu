@@ -10,6 +10,8 @@
 #include <type_traits>
 #include "kiln/gen/kernels/cuda/native_layer_norm.h"
 #include "kiln/gen/kernels/cuda/native_layer_norm_backward.h"
+#include "block_reduce.cuh"
+#include "kiln/common/optional_operand.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
 #include "kiln/tensor_base.h"
@@ -17,24 +19,12 @@
 namespace kiln::cuda {
 namespace {
 
+using ::kiln::detail::ptr_or_null;
 template <typename T>
 using norm_acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-
-// The sum of v over the block, returned to every thread (shared holds kWarps values).
-template <typename Acc>
-__device__ Acc block_sum(Acc v, Acc* shared) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();  // shared may still be read by the previous call
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  Acc total = 0;
-  for (int w = 0; w < kWarps; ++w) total += shared[w];
-  return total;
-}
 
 template <typename T>
 __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, T* mean, T* rstd, int64_t N, double eps) {
@@ -45,13 +35,13 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, T* m
   T* yr = y + r * N;
   Acc s = 0;
   for (int64_t i = threadIdx.x; i < N; i += blockDim.x) s += Acc(xr[i]);
-  const Acc mu = N > 0 ? block_sum(s, shared) / Acc(N) : Acc(0);  // an empty row: mean 0, rstd NaN (PyTorch's)
+  const Acc mu = N > 0 ? block_sum<kThreads>(s, shared) / Acc(N) : Acc(0);  // an empty row: mean 0, rstd NaN (PyTorch's)
   Acc q = 0;
   for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
     const Acc d = Acc(xr[i]) - mu;
     q += d * d;
   }
-  const Acc rs = Acc(1) / sqrt(block_sum(q, shared) / Acc(N) + Acc(eps));
+  const Acc rs = Acc(1) / sqrt(block_sum<kThreads>(q, shared) / Acc(N) + Acc(eps));
   for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
     Acc v = (Acc(xr[i]) - mu) * rs;
     if (w) v *= Acc(w[i]);
@@ -79,8 +69,8 @@ __global__ void layer_norm_grad_input_kernel(const T* dy, const T* x, const T* m
     sg += g;
     sgx += g * (Acc(xr[i]) - mu) * rs;
   }
-  const Acc a = block_sum(sg, shared) / Acc(N);
-  const Acc c = block_sum(sgx, shared) / Acc(N);
+  const Acc a = block_sum<kThreads>(sg, shared) / Acc(N);
+  const Acc c = block_sum<kThreads>(sgx, shared) / Acc(N);
   T* dxr = dx + r * N;
   for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
     const Acc g = Acc(dyr[i]) * (w ? Acc(w[i]) : Acc(1));
@@ -118,11 +108,6 @@ __global__ void layer_norm_grad_params_finish(const norm_acc_t<T>* partial, T* d
   }
   dw[i] = T(sw);
   db[i] = T(sb);
-}
-
-template <typename T>
-const T* ptr_or_null(const TensorBase& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
 }
 
 unsigned blocks_for(int64_t n, int threads) { return unsigned((n + threads - 1) / threads); }
