@@ -35,7 +35,8 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, T* m
   T* yr = y + r * N;
   Acc s = 0;
   for (int64_t i = threadIdx.x; i < N; i += blockDim.x) s += Acc(xr[i]);
-  const Acc mu = N > 0 ? block_sum<kThreads>(s, shared) / Acc(N) : Acc(0);  // an empty row: mean 0, rstd NaN (PyTorch's)
+  // an empty row: mean 0, rstd NaN (PyTorch's)
+  const Acc mu = N > 0 ? block_sum<kThreads>(s, shared) / Acc(N) : Acc(0);
   Acc q = 0;
   for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
     const Acc d = Acc(xr[i]) - mu;
