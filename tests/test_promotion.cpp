@@ -273,6 +273,25 @@ TEST_CASE("prepare_out: resizes, checks the dtype, uses a temporary for another 
   CHECK(c4.out.is_same(bools));
 }
 
+TEST_CASE("dispatch: a found kernel is called with its arguments, a CUDA one with its device current") {
+  using Kernel = void (*)(int&);
+  static const KernelTable<Kernel> table = {{+[](int& n) { n += 1; }}, {+[](int& n) { n += 10; }}};
+  int calls = 0;
+  kernel_for(table, kCPU, Layout::Strided, "add")(calls);
+  CHECK(calls == 1);
+  auto on_cuda = kernel_for(table, Device(DeviceType::CUDA, 0), Layout::Strided, "add");
+  CHECK(on_cuda.device == Device(DeviceType::CUDA, 0));
+  if (cuda::is_available()) {  // the guard makes cuda:0 current for the call and restores the caller's
+    const int before = cuda::current_device();
+    on_cuda(calls);
+    CHECK(calls == 11);
+    CHECK(cuda::current_device() == before);
+  } else {  // the guard is on the call's path: no device, a DeviceError before the kernel runs
+    CHECK_THROWS_AS(on_cuda(calls), DeviceError);
+    CHECK(calls == 1);
+  }
+}
+
 TEST_CASE("dispatch errors list what exists") {
   CHECK(error_text<DTypeError>([] {
           pointwise::throw_dtype_unsupported("add", kInt16, kCPU, {kFloat32, kFloat64});
@@ -281,7 +300,7 @@ TEST_CASE("dispatch errors list what exists") {
   using Kernel = void (*)();
   static const KernelTable<Kernel> cpu_only = {{+[] {}}, {nullptr}};
   static const KernelTable<Kernel> both = {{+[] {}}, {+[] {}}};
-  CHECK(bool(kernel_for(cpu_only, kCPU, Layout::Strided, "add") == cpu_only[0][0]));
+  CHECK(bool(kernel_for(cpu_only, kCPU, Layout::Strided, "add").fn == cpu_only[0][0]));
   CHECK(error_text<NotImplementedError>([] {
           kernel_for(cpu_only, Device(DeviceType::CUDA, 0), Layout::Strided, "add");
         }) == "kiln::add: no cuda kernel (cuda:0); it has kernels for: cpu");

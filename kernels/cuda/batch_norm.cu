@@ -163,39 +163,53 @@ int64_t splits_for(const meta::BatchNormPlan& p, int device) {
 
 unsigned grid_for(int64_t n) { return unsigned(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, 1 << 20)); }
 
+// Runs body(T{}, stream, count, splits) on the input's device for the registry's dtypes (float32,
+// float64): count elements per channel, cut into splits runs.
+template <typename Body>
+void for_channels(const meta::BatchNormPlan& plan, const TensorBase& input, const char* op, Body&& body) {
+  if (plan.C == 0) return;
+  const int dev = input.device().index;
+  detail::check_device(dev, op);
+  cudaStream_t stream = detail::current_cuda_stream(dev);
+  const int64_t count = plan.N * plan.HW, splits = splits_for(plan, dev);
+  visit_dtype(plan.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) body(tag, stream, count, splits);
+  });
+}
+
+template <typename T>
+const T* in(const TensorBase& t) {
+  return static_cast<const T*>(t.data_ptr());
+}
+template <typename T>
+T* out(const TensorBase& t) {
+  return static_cast<T*>(t.data_ptr());
+}
+
 }  // namespace
 
 void _batch_norm_training(const meta::BatchNormPlan& plan, const TensorBase& output, const TensorBase& save_mean,
                           const TensorBase& save_invstd, const TensorBase& input, const TensorBase& weight,
                           const TensorBase& bias) {
   const char* op = "_batch_norm_training";
-  if (plan.C == 0) return;
-  const int dev = input.device().index;
-  detail::check_device(dev, op);
-  DeviceGuard guard(dev);
-  cudaStream_t stream = detail::current_cuda_stream(dev);
-  visit_dtype(plan.dtype, [&](auto tag) {
+  for_channels(plan, input, op, [&](auto tag, cudaStream_t stream, int64_t count, int64_t splits) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      const int64_t count = plan.N * plan.HW, splits = splits_for(plan, dev);
-      TensorBase partial =
-          kiln::detail::empty_dense({plan.C * splits * int64_t(sizeof(Moments<T>))}, DType::UInt8, input.device(), op);
-      auto* moments = static_cast<Moments<T>*>(partial.data_ptr());
-      stats_kernel<T><<<dim3(unsigned(plan.C), unsigned(splits)), kThreads, 0, stream>>>(
-          static_cast<const T*>(input.data_ptr()), plan.C, plan.HW, count, moments);
-      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-      T* mean = static_cast<T*>(save_mean.data_ptr());
-      T* invstd = static_cast<T*>(save_invstd.data_ptr());
-      finalize_stats_kernel<T>
-          <<<grid_for(plan.C), kThreads, 0, stream>>>(moments, plan.C, splits, plan.eps, mean, invstd);
-      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-      const int64_t total = plan.C * count;
-      if (total == 0) return;
-      apply_kernel<T><<<grid_for(total), kThreads, 0, stream>>>(
-          static_cast<const T*>(input.data_ptr()), ptr_or_null<T>(weight), ptr_or_null<T>(bias), mean, invstd,
-          static_cast<T*>(output.data_ptr()), total, plan.C, plan.HW);
-      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-    }
+    TensorBase partial =
+        kiln::detail::empty_dense({plan.C * splits * int64_t(sizeof(Moments<T>))}, DType::UInt8, input.device(), op);
+    auto* moments = static_cast<Moments<T>*>(partial.data_ptr());
+    stats_kernel<T><<<dim3(unsigned(plan.C), unsigned(splits)), kThreads, 0, stream>>>(in<T>(input), plan.C, plan.HW,
+                                                                                       count, moments);
+    KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    finalize_stats_kernel<T><<<grid_for(plan.C), kThreads, 0, stream>>>(moments, plan.C, splits, plan.eps,
+                                                                         out<T>(save_mean), out<T>(save_invstd));
+    KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    const int64_t total = plan.C * count;
+    if (total == 0) return;
+    apply_kernel<T><<<grid_for(total), kThreads, 0, stream>>>(
+        in<T>(input), ptr_or_null<T>(weight), ptr_or_null<T>(bias), in<T>(save_mean), in<T>(save_invstd),
+        out<T>(output), total, plan.C, plan.HW);
+    KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
   });
 }
 
@@ -204,34 +218,23 @@ void _batch_norm_training_backward(const meta::BatchNormPlan& plan, const Tensor
                                    const TensorBase& grad_out, const TensorBase& input, const TensorBase& weight,
                                    const TensorBase& save_mean, const TensorBase& save_invstd) {
   const char* op = "_batch_norm_training_backward";
-  if (plan.C == 0) return;
-  const int dev = input.device().index;
-  detail::check_device(dev, op);
-  DeviceGuard guard(dev);
-  cudaStream_t stream = detail::current_cuda_stream(dev);
-  visit_dtype(plan.dtype, [&](auto tag) {
+  for_channels(plan, input, op, [&](auto tag, cudaStream_t stream, int64_t count, int64_t splits) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      const int64_t count = plan.N * plan.HW, splits = splits_for(plan, dev);
-      TensorBase partial = kiln::detail::empty_dense({2 * plan.C * splits}, plan.dtype, input.device(), op);
-      TensorBase coef = kiln::detail::empty_dense({3 * plan.C}, plan.dtype, input.device(), op);
-      const T* mean = static_cast<const T*>(save_mean.data_ptr());
-      grad_sums_kernel<T><<<dim3(unsigned(plan.C), unsigned(splits)), kThreads, 0, stream>>>(
-          static_cast<const T*>(grad_out.data_ptr()), static_cast<const T*>(input.data_ptr()), mean, plan.C, plan.HW,
-          count, static_cast<T*>(partial.data_ptr()));
-      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-      finalize_grad_kernel<T><<<grid_for(plan.C), kThreads, 0, stream>>>(
-          static_cast<const T*>(partial.data_ptr()), ptr_or_null<T>(weight),
-          static_cast<const T*>(save_invstd.data_ptr()), plan.C, splits, count, static_cast<T*>(grad_weight.data_ptr()),
-          static_cast<T*>(grad_bias.data_ptr()), static_cast<T*>(coef.data_ptr()));
-      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-      const int64_t total = plan.C * count;
-      if (total == 0) return;
-      grad_input_kernel<T><<<grid_for(total), kThreads, 0, stream>>>(
-          static_cast<const T*>(grad_out.data_ptr()), static_cast<const T*>(input.data_ptr()), mean,
-          static_cast<const T*>(coef.data_ptr()), static_cast<T*>(grad_input.data_ptr()), total, plan.C, plan.HW);
-      KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
-    }
+    TensorBase partial = kiln::detail::empty_dense({2 * plan.C * splits}, plan.dtype, input.device(), op);
+    TensorBase coef = kiln::detail::empty_dense({3 * plan.C}, plan.dtype, input.device(), op);
+    grad_sums_kernel<T><<<dim3(unsigned(plan.C), unsigned(splits)), kThreads, 0, stream>>>(
+        in<T>(grad_out), in<T>(input), in<T>(save_mean), plan.C, plan.HW, count, out<T>(partial));
+    KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    finalize_grad_kernel<T><<<grid_for(plan.C), kThreads, 0, stream>>>(
+        in<T>(partial), ptr_or_null<T>(weight), in<T>(save_invstd), plan.C, splits, count, out<T>(grad_weight),
+        out<T>(grad_bias), out<T>(coef));
+    KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
+    const int64_t total = plan.C * count;
+    if (total == 0) return;
+    grad_input_kernel<T><<<grid_for(total), kThreads, 0, stream>>>(in<T>(grad_out), in<T>(input), in<T>(save_mean),
+                                                                   in<T>(coef), out<T>(grad_input), total, plan.C,
+                                                                   plan.HW);
+    KILN_CUDA_CHECK(cudaGetLastError(), op, "kernel launch");
   });
 }
 

@@ -164,6 +164,43 @@ void destroy(const CudnnApi& api, const Plan& p) {
   if (p.config) api.backend_destroy(p.config);
 }
 
+// A pass's operation descriptor and the attributes that name its tensors (x: the image side, w:
+// the weight, y: the small side; a backward pass's gradient among them) and its scalars.
+struct PassAttributes {
+  cudnnBackendDescriptorType_t operation;
+  cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+};
+
+PassAttributes attributes_of(Pass pass) {
+  switch (pass) {
+    case Pass::BackwardData:
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+    case Pass::BackwardFilter:
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+    case Pass::Forward:
+      break;
+  }
+  return {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+}
+
 // The operation graph of one pass, kept alive while candidate plans are made from it.
 struct Graph {
   bool ok = true;
@@ -208,35 +245,14 @@ std::unique_ptr<Graph> make_graph(const CudnnApi& api, cudnnHandle_t h, Pass pas
   const cudnnBackendAttributeType_t scalar = wide ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
   const void* one = wide ? static_cast<const void*>(&one64) : &one32;
   const void* zero = wide ? static_cast<const void*>(&zero64) : &zero32;
-  switch (pass) {
-    case Pass::Forward:
-      gr->op = std::make_unique<Descriptor>(api, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, ok);
-      gr->op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, *gr->x)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, *gr->w)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, *gr->y)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, *gr->conv)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scalar, 1, one)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scalar, 1, zero);
-      break;
-    case Pass::BackwardData:
-      gr->op = std::make_unique<Descriptor>(api, CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, ok);
-      gr->op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, *gr->x)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, *gr->w)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, *gr->y)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, *gr->conv)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, scalar, 1, one)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, scalar, 1, zero);
-      break;
-    case Pass::BackwardFilter:
-      gr->op = std::make_unique<Descriptor>(api, CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR, ok);
-      gr->op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, *gr->x)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, *gr->w)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, *gr->y)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, *gr->conv)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, scalar, 1, one)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, scalar, 1, zero);
-      break;
-  }
+  const PassAttributes at = attributes_of(pass);
+  gr->op = std::make_unique<Descriptor>(api, at.operation, ok);
+  gr->op->set(at.x, *gr->x)
+      .set(at.w, *gr->w)
+      .set(at.y, *gr->y)
+      .set(at.conv, *gr->conv)
+      .set(at.alpha, scalar, 1, one)
+      .set(at.beta, scalar, 1, zero);
   gr->op->finalize();
   gr->graph = std::make_unique<Descriptor>(api, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, ok);
   cudnnBackendDescriptor_t op = gr->op->get();
@@ -394,9 +410,11 @@ bool run(Pass pass, const meta::ConvPlan& p, const TensorBase& dst, const Tensor
   cudnnHandle_t h = handle_for(*api, device, stream, op);
 
   // Plans per thread (built with this thread's handle), never freed: a process keeps few shapes.
+  // The key is built in a buffer of the thread's, so a cached shape costs no allocation.
   thread_local std::map<std::vector<int64_t>, Plan> cache;
-  std::vector<int64_t> key{int64_t(pass), device,   int64_t(p.dtype), p.groups, align[0],
-                           align[1],      align[2], deterministic,    tf32,     benchmark};
+  thread_local std::vector<int64_t> key;
+  key.assign({int64_t(pass), device, int64_t(p.dtype), p.groups, align[0], align[1], align[2], deterministic, tf32,
+              benchmark});
   for (const auto* v : {&g.x, &g.y, &g.w, &g.pad, &g.stride, &g.dilation}) key.insert(key.end(), v->begin(), v->end());
   auto it = cache.find(key);
   if (it == cache.end()) {
@@ -414,7 +432,7 @@ bool run(Pass pass, const meta::ConvPlan& p, const TensorBase& dst, const Tensor
       // A plan may refer to its graph's descriptors: a kept plan's graph is never freed either.
       if (chosen.plan) (void)graph.release();
     }
-    it = cache.emplace(std::move(key), chosen).first;
+    it = cache.emplace(key, chosen).first;
   }
   if (!it->second.plan) return false;
   return execute(*api, h, it->second, pointers, dst.device(), op);

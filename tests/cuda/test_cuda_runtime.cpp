@@ -73,6 +73,22 @@ TEST_CASE("runtime: device census, current device and guards") {
   CHECK_THROWS_AS((void)empty({2}, TensorOptions(kFloat32, Device(DeviceType::CUDA, n))), DeviceError);
 }
 
+TEST_CASE("runtime: an op on another device than the current one runs there and leaves the current one") {
+  // kernel_for holds a DeviceGuard over a CUDA kernel: relu and linear on cuda:1 while cuda:0 is
+  // current launch on cuda:1's streams (the default one included), not on cuda:0's
+  if (cuda::device_count() < 2) return;  // one device: nothing to mix up
+  cuda::set_device(0);
+  const Device second("cuda:1");
+  Tensor x = from_vector<float>({-1, 2, -3, 4}, {2, 2});
+  Tensor w = from_vector<float>({1, 0, 0, 1}, {2, 2});
+  Tensor y = relu(x.to(second));
+  Tensor z = linear(x.to(second), w.to(second));
+  CHECK(y.device() == second);
+  CHECK(cuda::current_device() == 0);
+  expect_values(y.to(kCPU), {2, 2}, {0, 2, 0, 4});
+  expect_values(z.to(kCPU), {2, 2}, {-1, 2, -3, 4});
+}
+
 TEST_CASE("runtime: the pool hands out 8 streams per priority round robin, the default stream is the null handle") {
   cuda::Stream def = cuda::default_stream();
   CHECK(def.handle() == nullptr);

@@ -3,7 +3,11 @@
 // Kernel lookup for generated op entries. Each op's entry holds its own table of kernels by
 // (device type, layout), constant-initialized from the backends it is declared for, so adding
 // an op adds a table in its own file and changes no header another op includes. A null entry
-// is reported as a NotImplementedError naming the backends that have the op.
+// is reported as a NotImplementedError naming the backends that have the op. A CUDA kernel runs
+// with its tensors' device current: its launches, the legacy default stream's included, go to
+// that device whatever device the caller had made current.
+#include <utility>
+#include "kiln/cuda_device.h"
 #include "kiln/device.h"
 #include "kiln/layout.h"
 #include "kiln/macros.h"
@@ -16,9 +20,26 @@ using KernelTable = Fn[kNumDeviceTypes][kNumLayouts];
 [[noreturn]] void throw_missing_kernel(const char* op, Device device, Layout layout,
                                        const bool (&have)[kNumDeviceTypes][kNumLayouts]);
 
+// A kernel found for a device: calling it calls the kernel, on a CUDA device under a
+// cuda::DeviceGuard (a no-op when the device already is the current one).
+template <typename Fn>
+struct BoundKernel {
+  Fn fn;
+  Device device;
+  template <typename... Args>
+  KILN_INLINE void operator()(Args&&... args) const {
+    if (KILN_UNLIKELY(device.type == DeviceType::CUDA)) {
+      const cuda::DeviceGuard on_device(device.index);
+      fn(std::forward<Args>(args)...);
+      return;
+    }
+    fn(std::forward<Args>(args)...);
+  }
+};
+
 // The kernel of `table` for `device` and `layout`, or a NotImplementedError.
 template <typename Fn>
-KILN_INLINE Fn kernel_for(const KernelTable<Fn>& table, Device device, Layout layout, const char* op) {
+KILN_INLINE BoundKernel<Fn> kernel_for(const KernelTable<Fn>& table, Device device, Layout layout, const char* op) {
   Fn fn = table[int(device.type)][int(layout)];
   if (KILN_UNLIKELY(!fn)) {
     bool have[kNumDeviceTypes][kNumLayouts];
@@ -26,7 +47,7 @@ KILN_INLINE Fn kernel_for(const KernelTable<Fn>& table, Device device, Layout la
       for (int l = 0; l < kNumLayouts; ++l) have[d][l] = table[d][l] != nullptr;
     throw_missing_kernel(op, device, layout, have);
   }
-  return fn;
+  return {fn, device};
 }
 
 }  // namespace kiln
