@@ -177,6 +177,63 @@ TEST_CASE("searchsorted: long sequences against std::lower_bound/upper_bound, 1 
   kiln::set_num_threads(before);
 }
 
+namespace {
+// searchsorted of `vals` in each row of `rows` ([R, n] as float64 data, cast to dtype) against
+// PyTorch's probes (search::bound) on the same rows in the same dtype, left and right.
+void check_rows_against_probes(const std::vector<double>& rows, const std::vector<double>& vals, int64_t R,
+                               DType dtype) {
+  const int64_t n = int64_t(rows.size()) / R, per_row = int64_t(vals.size()) / R;
+  Tensor s = from_vector<double>(rows, {R, n}).to(dtype), v = from_vector<double>(vals, {R, per_row}).to(dtype);
+  const std::vector<double> sd = s.to(DType::Float64).to_vector<double>();
+  const std::vector<double> vd = v.to(DType::Float64).to_vector<double>();
+  for (bool right : {false, true}) {
+    const std::vector<int64_t> got = ints(searchsorted(s, v, false, right));
+    int64_t wrong = 0;
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t i = 0; i < per_row; ++i)
+        wrong += got[size_t(r * per_row + i)] !=
+                 search::bound<double>(sd.data() + r * n, nullptr, n, vd[size_t(r * per_row + i)], right);
+    INFO("dtype ", dtype_name(dtype), ", n ", n, ", right ", right);
+    CHECK(wrong == 0);
+  }
+}
+}  // namespace
+
+TEST_CASE("searchsorted: rows with more values than places, sorted or not, against PyTorch's probes") {
+  // A sorted row without NaN takes the search whose steps are the same for every value; any other
+  // row PyTorch's probes. Both must give the probes' answers: NaN and infinite values, values equal
+  // to places, duplicates, a tail of fewer than 64 values, 1 and 2 threads.
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> u(-60, 60);
+  const int before = kiln::get_num_threads();
+  for (int threads : {1, 2}) {
+    kiln::set_num_threads(threads);
+    for (int64_t n : {1, 2, 3, 7, 64, 101, 1000}) {
+      const int64_t R = 3, per_row = 2 * n + 67;
+      std::vector<double> rows(size_t(R * n)), vals(size_t(R * per_row));
+      for (auto& x : rows) x = u(rng);
+      for (int64_t r = 0; r < R; ++r) std::sort(rows.begin() + r * n, rows.begin() + (r + 1) * n);
+      for (auto& x : vals) x = u(rng) * 1.25;
+      vals[0] = kNaN, vals[1] = INFINITY, vals[2] = -INFINITY, vals[size_t(per_row + 5)] = kNaN;
+      for (DType dtype : {DType::Float32, DType::Float64, DType::Int64, DType::Int32, DType::Float16}) {
+        if (dtype == DType::Int64 || dtype == DType::Int32) {
+          std::vector<double> finite = vals;
+          for (auto& x : finite) x = std::isfinite(x) ? std::floor(x) : 7;
+          check_rows_against_probes(rows, finite, R, dtype);
+        } else {
+          check_rows_against_probes(rows, vals, R, dtype);
+        }
+      }
+      // the middle row unsorted, the last one with a NaN place: PyTorch's probes, as before
+      std::vector<double> mixed = rows;
+      if (n > 1) std::swap(mixed[size_t(n)], mixed[size_t(2 * n - 1)]);
+      mixed[size_t(2 * n + n / 2)] = kNaN;
+      check_rows_against_probes(mixed, vals, R, DType::Float32);
+    }
+  }
+  kiln::set_num_threads(before);
+}
+
 TEST_CASE("bucketize: tensor and scalar forms, right, errors") {
   Tensor b = longs({1, 2});
   expect_values(bucketize(from_vector<int64_t>({1, 5, 0, 2}, {2, 2}), b, false, true), {2, 2}, {1, 2, 0, 2});

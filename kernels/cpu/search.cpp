@@ -3,6 +3,11 @@
 // eight independent binary searches overlap their cache misses, which a search one value at a
 // time cannot (the sequence is usually larger than L1). Every value's probes are PyTorch's
 // (kiln/common/search_rules.h), so the result is PyTorch's, NaN included. Threads split the values.
+// A row with at least as many values as places, found sorted and free of NaN, has one answer
+// whatever the probes: it takes a search whose steps are the same for every value (vectorized
+// across values, gathers instead of dependent branches; histogram's 100 bins 11.5 -> 1.6 ns a value).
+#include <cstdint>
+#include <vector>
 #include "kernel_utils.h"
 #include "kiln/common/search_rules.h"
 #include "kiln/cpu/parallel.h"
@@ -56,10 +61,56 @@ void search_lanes(const T* row, const int64_t* sorter, int64_t n, const T* vals,
   for (; i < e; ++i) out[i] = R(search::bound<M>(row, sorter, n, M(vals[i]), kRight));
 }
 
+// Whether row[0, n) is sorted and holds no NaN (a comparison with NaN is false).
+template <typename T>
+bool sorted_without_nan(const T* row, int64_t n) {
+  using M = opmath_t<T>;
+  for (int64_t j = 0; j < n; ++j)
+    if (!(M(row[j]) == M(row[j])) || (j > 0 && !(M(row[j - 1]) <= M(row[j])))) return false;
+  return true;
+}
+
+// Values [b, e) of a sorted row without NaN (1 <= n < 2^31): the count of places < v (left) or
+// <= v (right), which every probe order finds there; a NaN value goes right at each of PyTorch's
+// probes (n). The search halves the same lengths for every value (halves[s]), so a block of
+// kBlock values steps together: a gather per step for 16 of them (int32 places), four such
+// gathers independent of each other (one block of 16 waits on its gathers' latency: 5.6 ns a
+// value over 101 places, 3.3 ns with 64).
+template <bool kRight, typename T, typename R>
+void search_sorted_row(const T* row, int64_t n, const T* vals, R* out, int64_t b, int64_t e) {
+  using M = opmath_t<T>;
+  constexpr int kBlock = 64;
+  int32_t halves[32];
+  int steps = 0;
+  for (int64_t len = n; len > 1; len -= len >> 1) halves[steps++] = int32_t(len >> 1);
+  auto below = [](M m, M v) { return kRight ? m <= v : m < v; };
+  int64_t i = b;
+  for (; i + kBlock <= e; i += kBlock) {
+    M v[kBlock];
+    int32_t base[kBlock];  // each value's answer lies in [base, base + the length left]
+    for (int k = 0; k < kBlock; ++k) v[k] = M(vals[i + k]), base[k] = 0;
+    for (int s = 0; s < steps; ++s) {
+      const int32_t h = halves[s];
+#pragma omp simd
+      for (int k = 0; k < kBlock; ++k) base[k] += below(M(row[base[k] + h]), v[k]) ? h : 0;
+    }
+    for (int k = 0; k < kBlock; ++k) out[i + k] = R(v[k] == v[k] ? base[k] + int64_t(below(M(row[base[k]]), v[k])) : n);
+  }
+  for (; i < e; ++i) {
+    const M v = M(vals[i]);
+    int32_t base = 0;
+    for (int s = 0; s < steps; ++s) base += below(M(row[base + halves[s]]), v) ? halves[s] : 0;
+    out[i] = R(v == v ? base + int64_t(below(M(row[base]), v)) : n);
+  }
+}
+
 template <typename T, typename R>
 void search_values(const T* row, const int64_t* sorter, int64_t n, const T* vals, R* out, int64_t b, int64_t e,
-                   bool right) {
-  if (sorter) {
+                   bool right, bool sorted_row) {
+  if (sorted_row) {
+    if (right) search_sorted_row<true>(row, n, vals, out, b, e);
+    else search_sorted_row<false>(row, n, vals, out, b, e);
+  } else if (sorter) {
     if (right) search_lanes<true, true>(row, sorter, n, vals, out, b, e);
     else search_lanes<true, false>(row, sorter, n, vals, out, b, e);
   } else {
@@ -92,11 +143,16 @@ void search(const meta::SearchPlan& plan, const TensorBase& out, const TensorBas
       const T* x = static_cast<const T*>(v.data_ptr());
       const int64_t n = plan.row_len, per_row = plan.per_row;
       const int64_t work = probes_for(n) + 1;
+      // Checking a row costs less than one probe per value when it has as many values as places.
+      std::vector<uint8_t> sorted_rows(size_t(plan.rows), 0);
+      if (!sort && n > 0 && n <= int64_t(INT32_MAX) && per_row >= n)
+        for (int64_t r = 0; r < plan.rows; ++r) sorted_rows[size_t(r)] = sorted_without_nan(bd + r * n, n);
       auto run = [&](auto* res) {
         kiln::detail::parallel_items(total, work, [&](int64_t b, int64_t e) {
           while (b < e) {  // the part of [b, e) in one row
             const int64_t r = b / per_row, row_end = std::min(e, (r + 1) * per_row);
-            search_values(bd + r * n, sort ? sort + r * n : nullptr, n, x, res, b, row_end, plan.right);
+            search_values(bd + r * n, sort ? sort + r * n : nullptr, n, x, res, b, row_end, plan.right,
+                          sorted_rows[size_t(r)] != 0);
             b = row_end;
           }
         });
