@@ -164,6 +164,24 @@ TEST_CASE("sum: long reductions are accurate and do not depend on the thread cou
     for (int64_t c = 0; c < 49; ++c) want += v[size_t(r * 49 + c)];
     CHECK(got49[size_t(r)] == doctest::Approx(want).epsilon(1e-5));
   }
+  // rows of 100 (8 lanes) and 300 (four 16-lane vectors, then one, then a tail), NaN skipped
+  for (int64_t len : {int64_t(100), int64_t(300)}) {
+    std::vector<float> data(v.begin(), v.begin() + 40 * len);
+    for (size_t i = 5; i < data.size(); i += 97) data[i] = NAN;
+    Tensor rows = from_vector(data, {40, len});
+    const std::vector<float> got = nansum(rows, {1}).to_vector<float>(), got_sum = sum(rows, {1}).to_vector<float>();
+    for (int64_t r = 0; r < 40; ++r) {
+      double want = 0;
+      bool any_nan = false;
+      for (int64_t c = 0; c < len; ++c) {
+        const float f = data[size_t(r * len + c)];
+        if (f == f) want += f;
+        else any_nan = true;
+      }
+      CHECK(got[size_t(r)] == doctest::Approx(want).epsilon(1e-5));
+      CHECK(std::isnan(got_sum[size_t(r)]) == any_nan);
+    }
+  }
   std::vector<float> holes(v.begin(), v.begin() + 5000);
   double want_nan = 0;
   for (size_t i = 0; i < holes.size(); ++i) {
