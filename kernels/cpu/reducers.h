@@ -63,6 +63,21 @@ inline bool sum_widened(const meta::ReducePlan& plan, const TensorBase& in, cons
 // caps a long sum at half the memory speed); the error is a block's float rounding, a few ulp of
 // its magnitude, never a drift along the sum. Block boundaries follow from n alone.
 constexpr int64_t kFloatSumBlock = 1024;
+
+// The pairwise sum in double of kLanes float lanes (lane[k], an array or a vector).
+template <int kLanes, typename Lanes>
+KILN_INLINE double fold_in_double(const Lanes& lane) {
+  double fold[kLanes];
+#pragma GCC unroll 32
+  for (int k = 0; k < kLanes; ++k) fold[k] = double(lane[k]);
+#pragma GCC unroll 8
+  for (int width = kLanes / 2; width >= 1; width /= 2) {
+#pragma GCC unroll 32
+    for (int k = 0; k < width; ++k) fold[k] += fold[k + width];
+  }
+  return fold[0];
+}
+
 template <int kLanes, bool kSkipNaN>
 KILN_INLINE void sum_float_run(double& a, const float* p, int64_t n) {
   int64_t i = 0;
@@ -73,15 +88,7 @@ KILN_INLINE void sum_float_run(double& a, const float* p, int64_t n) {
 #pragma omp simd
       for (int k = 0; k < kLanes; ++k) lane[k] += kSkipNaN && p[i + k] != p[i + k] ? 0.0f : p[i + k];
     }
-    double fold[kLanes];
-#pragma GCC unroll 32
-    for (int k = 0; k < kLanes; ++k) fold[k] = double(lane[k]);
-#pragma GCC unroll 8
-    for (int width = kLanes / 2; width >= 1; width /= 2) {
-#pragma GCC unroll 32
-      for (int k = 0; k < width; ++k) fold[k] += fold[k + width];
-    }
-    a += fold[0];
+    a += fold_in_double<kLanes>(lane);
   }
   for (; i < n; ++i) a += kSkipNaN && p[i] != p[i] ? 0.0 : double(p[i]);
 }
@@ -116,15 +123,7 @@ __attribute__((noinline)) void sum_float_lanes(double& a, const float* p, int64_
     }
     for (; i < end; i += kFloatLanes) l0 += load(i);
     const FloatLanes lanes = (l0 + l1) + (l2 + l3);
-    double fold[kFloatLanes];
-#pragma GCC unroll 16
-    for (int k = 0; k < kFloatLanes; ++k) fold[k] = double(lanes[k]);
-#pragma GCC unroll 4
-    for (int width = kFloatLanes / 2; width >= 1; width /= 2) {
-#pragma GCC unroll 8
-      for (int k = 0; k < width; ++k) fold[k] += fold[k + width];
-    }
-    a += fold[0];
+    a += fold_in_double<kFloatLanes>(lanes);
   }
   for (; i < n; ++i) a += kSkipNaN && p[i] != p[i] ? 0.0 : double(p[i]);
 }
