@@ -112,7 +112,7 @@ TEST_CASE("unique: 100k int64 with duplicates against std::map (values, counts, 
   std::mt19937 rng(5);
   std::vector<int64_t> narrow(100000), wide(100000);
   for (auto& d : narrow) d = int64_t(rng() % 3000) - 1500;         // counted
-  for (auto& d : wide) d = (int64_t(rng() % 30000) - 15000) << 40;  // sorted
+  for (auto& d : wide) d = (int64_t(rng() % 30000) - 15000) * (int64_t(1) << 40);  // sorted
   check_against_map(narrow, kInt64);
   check_against_map(wide, kInt64);
 }
