@@ -11,12 +11,12 @@
 #include <vector>
 #include "gemm.h"
 #include "kernel_utils.h"
-#include "kiln/common/conv_shape.h"
 #include "kiln/cpu/parallel.h"
 #include "kiln/gen/kernels/cpu/col2im.h"
 #include "kiln/gen/kernels/cpu/convolution.h"
 #include "kiln/gen/kernels/cpu/convolution_backward_weight.h"
 #include "kiln/gen/kernels/cpu/im2col.h"
+#include "kiln/kernel/conv_shape.h"
 #include "onednn_conv.h"
 
 namespace kiln::cpu {

@@ -37,7 +37,7 @@ void linspace(const meta::LinspacePlan& plan, const TensorBase& out) {
   visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
-      const auto args = factory::linspace_args<T>(plan.start, plan.end, plan.steps);
+      const auto args = factory::linspace_args<T>(plan.start.to<opmath_t<T>>(), plan.end.to<opmath_t<T>>(), plan.steps);
       fill_indexed<T>(out, [&](int64_t i) { return factory::linspace_value<T>(i, args); });
     }
   });
@@ -48,7 +48,7 @@ void logspace(const meta::LinspacePlan& plan, const TensorBase& out) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       using C = factory::linspace_step_t<T>;
-      const auto args = factory::linspace_args<T>(plan.start, plan.end, plan.steps);
+      const auto args = factory::linspace_args<T>(plan.start.to<opmath_t<T>>(), plan.end.to<opmath_t<T>>(), plan.steps);
       const C base = C(plan.base);
       fill_indexed<T>(out, [&](int64_t i) { return factory::logspace_value<T>(i, args, base); });
     }

@@ -4,12 +4,12 @@
 // (kiln/meta/foreach.h) has checked the lists' lengths, sizes, dtypes and devices.
 #include <cstdint>
 #include <type_traits>
-#include "kiln/common/foreach_dense.h"
 #include "kiln/common/fused_optim.h"
 #include "kiln/cpu/parallel.h"
 #include "kiln/gen/kernels/cpu/fused_adam.h"
 #include "kiln/gen/kernels/cpu/fused_adamw.h"
 #include "kiln/gen/kernels/cpu/fused_sgd.h"
+#include "kiln/kernel/foreach_dense.h"
 
 namespace kiln::cpu {
 namespace {

@@ -1,11 +1,11 @@
 #ifndef KILN_KERNELS_CPU_KERNEL_UTILS_H_
 #define KILN_KERNELS_CPU_KERNEL_UTILS_H_
 // Small helpers shared by the hand-written CPU kernels: element types, NaN and nonzero tests,
-// optional operands (kiln/common/optional_operand.h), a run's mean and rstd.
+// optional operands (kiln/kernel/optional_operand.h), a run's mean and rstd.
 #include <cmath>
 #include <type_traits>
 #include "kiln/common/convert.h"
-#include "kiln/common/optional_operand.h"
+#include "kiln/kernel/optional_operand.h"
 #include "kiln/tensor_base.h"
 
 namespace kiln::cpu {

@@ -11,11 +11,11 @@
 #include <algorithm>
 #include <cmath>
 #include "block_reduce.cuh"
-#include "kiln/common/optional_operand.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
 #include "kiln/gen/kernels/cuda/_batch_norm_training.h"
 #include "kiln/gen/kernels/cuda/_batch_norm_training_backward.h"
+#include "kiln/kernel/optional_operand.h"
 #include "kiln/tensor_base.h"
 
 namespace kiln::cuda {

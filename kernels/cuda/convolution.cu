@@ -13,13 +13,13 @@
 #include <algorithm>
 #include "gemm_into.h"
 #include "convolution_cudnn.h"
-#include "kiln/common/conv_shape.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
 #include "kiln/gen/kernels/cuda/col2im.h"
 #include "kiln/gen/kernels/cuda/convolution.h"
 #include "kiln/gen/kernels/cuda/convolution_backward_weight.h"
 #include "kiln/gen/kernels/cuda/im2col.h"
+#include "kiln/kernel/conv_shape.h"
 #include "kiln/tensor_base.h"
 
 namespace kiln::cuda {

@@ -4,7 +4,7 @@
 #include <cuda_runtime.h>
 #include "elementwise.cuh"
 #include "kiln/common/convert.h"
-#include "kiln/cuda/device_copy.h"
+#include "device_copy.h"
 #include "kiln/cuda/context.h"
 #include "elementwise_launch.h"
 #include "kiln/strided_views.h"

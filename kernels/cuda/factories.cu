@@ -75,7 +75,8 @@ void linspace(const meta::LinspacePlan& plan, const TensorBase& out) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       using C = factory::linspace_step_t<T>;
-      fill_indexed<T>(out, LinspaceValue<T, C>{factory::linspace_args<T>(plan.start, plan.end, plan.steps)}, "linspace");
+      const auto args = factory::linspace_args<T>(plan.start.to<opmath_t<T>>(), plan.end.to<opmath_t<T>>(), plan.steps);
+      fill_indexed<T>(out, LinspaceValue<T, C>{args}, "linspace");
     }
   });
 }
@@ -85,8 +86,8 @@ void logspace(const meta::LinspacePlan& plan, const TensorBase& out) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       using C = factory::linspace_step_t<T>;
-      fill_indexed<T>(out, LogspaceValue<T, C>{factory::linspace_args<T>(plan.start, plan.end, plan.steps), C(plan.base)},
-                      "logspace");
+      const auto args = factory::linspace_args<T>(plan.start.to<opmath_t<T>>(), plan.end.to<opmath_t<T>>(), plan.steps);
+      fill_indexed<T>(out, LogspaceValue<T, C>{args, C(plan.base)}, "logspace");
     }
   });
 }

@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <memory>
 #include <vector>
-#include "kiln/common/foreach_dense.h"
 #include "kiln/common/fused_optim.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
 #include "kiln/gen/kernels/cuda/fused_adam.h"
 #include "kiln/gen/kernels/cuda/fused_adamw.h"
 #include "kiln/gen/kernels/cuda/fused_sgd.h"
+#include "kiln/kernel/foreach_dense.h"
 #include "kiln/tensor_base.h"
 
 namespace kiln::cuda {

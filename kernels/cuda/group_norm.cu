@@ -8,11 +8,11 @@
 // dbias over the samples. No atomics: results repeat bit for bit.
 #include <cuda_runtime.h>
 #include "block_reduce.cuh"
-#include "kiln/common/optional_operand.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
 #include "kiln/gen/kernels/cuda/_group_norm_fused.h"
 #include "kiln/gen/kernels/cuda/_group_norm_fused_backward.h"
+#include "kiln/kernel/optional_operand.h"
 #include "kiln/tensor_base.h"
 
 namespace kiln::cuda {

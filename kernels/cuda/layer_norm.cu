@@ -11,9 +11,9 @@
 #include "kiln/gen/kernels/cuda/native_layer_norm.h"
 #include "kiln/gen/kernels/cuda/native_layer_norm_backward.h"
 #include "block_reduce.cuh"
-#include "kiln/common/optional_operand.h"
 #include "kiln/cuda/check.h"
 #include "kiln/cuda/context.h"
+#include "kiln/kernel/optional_operand.h"
 #include "kiln/tensor_base.h"
 
 namespace kiln::cuda {

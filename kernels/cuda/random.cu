@@ -5,7 +5,7 @@
 #include <cmath>
 #include "kiln/common/random_blocks.h"
 #include "plan/launch.h"
-#include "kiln/cuda/device_random.h"
+#include "device_random.h"
 #include "kiln/cuda/context.h"
 
 namespace kiln::cuda::detail {

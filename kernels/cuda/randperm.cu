@@ -6,7 +6,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include "kiln/common/random_blocks.h"
 #include "plan/launch.h"
-#include "kiln/cuda/device_random.h"
+#include "device_random.h"
 #include "kiln/cuda/context.h"
 #include "kiln/tensor_base.h"
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <type_traits>
 #include "kiln/common/convert.h"
-#include "kiln/cuda/device_copy.h"
+#include "kiln/device_hooks.h"
 #include "kiln/cpu/loops.h"
 #include "kiln/cpu/parallel.h"
 #include "kiln/destination.h"
@@ -93,8 +93,8 @@ const TensorBase& TensorBase::copy_(const TensorBase& src, bool non_blocking) co
   support::check_no_internal_overlap(op, "self", *this);
   bump_version();
   if (numel() == 0) return *this;
-  if (!is_cpu() || !src.is_cpu()) {
-    cuda::detail::copy_(*this, src, non_blocking);
+  if (!is_cpu() || !src.is_cpu()) {  // the device's backend moves the bytes, either way
+    device_hooks(is_cpu() ? src.device().type : device().type, op).copy(*this, src, non_blocking);
     return *this;
   }
 
@@ -139,7 +139,7 @@ const TensorBase& TensorBase::fill_(const Scalar& value) const {
   bump_version();
   if (numel() == 0) return *this;
   if (!is_cpu()) {
-    cuda::detail::fill_(*this, value);
+    device_hooks(device().type, op).fill(*this, value);
     return *this;
   }
   IntArrayRef st[1] = {strides()};

@@ -4,20 +4,10 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include "kiln/common/convert.h"  // detail::float_to_int
 #include "kiln/dtype.h"
 
 namespace kiln {
-
-namespace detail {
-// Floating -> integer without undefined behaviour, as x86 PyTorch computes it: truncation via
-// int64; NaN, infinities and values outside int64 give INT64_MIN, which narrower types wrap.
-template <typename To, typename F>
-KILN_HOST_DEVICE inline To float_to_int(F v) {
-  const double d = double(v);
-  const int64_t i = (d >= -9223372036854775808.0 && d < 9223372036854775808.0) ? int64_t(d) : INT64_MIN;
-  return To(i);
-}
-}  // namespace detail
 
 class Scalar {
  public:

@@ -1,8 +1,9 @@
 // The random ops of ops/random.yaml: creation (rand, randn, randint, randperm, bernoulli,
 // normal, *_like) and in-place fills (uniform_, normal_): argument checks, dtype dispatch,
-// devices and autograd around the CPU kernels of random_fill.h. Uniform, normal, randint and bernoulli draws run on CUDA tensors in
-// place, from the same Philox blocks (kernels/cuda/random.cu); randperm sorts the same keys
-// there (kernels/cuda/randperm.cu).
+// devices and autograd around the CPU kernels of random_fill.h. Uniform, normal, randint and
+// bernoulli draws run on a device's tensors in place through its backend's hooks
+// (kiln/device_hooks.h), from the same Philox blocks (CUDA: kernels/cuda/random.cu); randperm
+// sorts the same keys there (kernels/cuda/randperm.cu).
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -14,7 +15,7 @@
 #include "kiln/op_support.h"
 #include "kiln/gen/composite.h"
 #include "kiln/random.h"
-#include "kiln/cuda/device_random.h"
+#include "kiln/device_hooks.h"
 #include "factory_options.h"
 #include "random_fill.h"
 #include "kiln/gen/api/add.h"
@@ -78,7 +79,7 @@ void check_holds(const char* op, DType dtype, int64_t lo, int64_t hi) {
 // Fills a contiguous CPU or CUDA tensor; complex tensors as 2n reals (normal: std / sqrt(2) per
 // part, so |z - mean| has variance std^2, and `mean` on both parts, as PyTorch).
 void uniform_contiguous(Tensor& t, double from, double to, Generator& gen) {
-  if (t.is_cuda()) return cuda::detail::uniform_fill(t, from, to, gen);
+  if (!t.is_cpu()) return device_hooks(t.device().type, "uniform_").uniform_fill(t, from, to, gen);
   const int64_t n = t.numel();
   void* p = t.data_ptr();
   switch (t.dtype()) {
@@ -92,7 +93,7 @@ void uniform_contiguous(Tensor& t, double from, double to, Generator& gen) {
   }
 }
 void normal_contiguous(Tensor& t, double mean, double std, Generator& gen) {
-  if (t.is_cuda()) return cuda::detail::normal_fill(t, mean, std, gen);
+  if (!t.is_cpu()) return device_hooks(t.device().type, "normal_").normal_fill(t, mean, std, gen);
   const int64_t n = t.numel();
   void* p = t.data_ptr();
   const double part_std = std / std::sqrt(2.0);
@@ -159,7 +160,7 @@ Tensor& fill_inplace(Tensor& self, const char* op, const char* node_name, const 
 
 // Integers uniform on [low, low + range) into a contiguous CPU or CUDA tensor of a real dtype.
 void randint_contiguous(Tensor& t, int64_t low, uint64_t range, Generator& gen) {
-  if (t.is_cuda()) return cuda::detail::randint_fill(t, low, range, gen);
+  if (!t.is_cpu()) return device_hooks(t.device().type, "randint").randint_fill(t, low, range, gen);
   visit_dtype(t.dtype(), [&](auto tag) {
     using S = decltype(tag);
     if constexpr (!is_complex_v<S>) fill_randint(static_cast<S*>(t.data_ptr()), t.numel(), low, range, gen);
@@ -253,9 +254,9 @@ Tensor randperm(int64_t n, TensorOptions opts, Generator* gen) {
   KILN_CHECK(n >= 0, ValueError, "randperm", "n", "expected n >= 0, got ", n);
   KILN_CHECK(opts.dtype != DType::Bool, DTypeError, "randperm", "dtype", "expected an integer or floating dtype, got bool");
   check_holds("randperm", opts.dtype, 0, n > 0 ? n - 1 : 0);
-  if (opts.device.is_cuda()) {
+  if (!opts.device.is_cpu()) {
     Tensor out = kiln::empty({n}, TensorOptions(opts.dtype, opts.device));
-    if (n > 0) cuda::detail::randperm_fill(out, resolve(gen));
+    if (n > 0) device_hooks(opts.device.type, "randperm").randperm_fill(out, resolve(gen));
     return out;
   }
   // kiln tensors rather than std::vectors: an n too large to hold is the allocator's
@@ -288,8 +289,8 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
   Tensor probs = p.detach().contiguous();  // the draws are not differentiable
   Tensor out = kiln::empty(p.sizes(), TensorOptions(p.dtype(), p.device()));
   if (out.numel() == 0) return out;
-  if (out.is_cuda()) {
-    cuda::detail::bernoulli_fill(out, probs, g);
+  if (!out.is_cpu()) {
+    device_hooks(out.device().type, "bernoulli").bernoulli_fill(out, probs, g);
     return out;
   }
   visit_dtype(out.dtype(), [&](auto tag) {

@@ -1,7 +1,5 @@
 // kiln::cuda in a build without the CUDA backend (KILN_CUDA=OFF, or no toolkit found): the
 // queries answer "nothing here", everything else raises DeviceError naming the call.
-#include "kiln/cuda/device_copy.h"
-#include "kiln/cuda/device_random.h"
 #include "kiln/cuda.h"
 #include "kiln/error.h"
 
@@ -75,14 +73,5 @@ TensorFunction make_graphed_callable(TensorFunction, const std::vector<Tensor>&,
 TensorFunction make_graphed_callable(TensorFunction, const std::vector<Tensor>&, int) {
   absent("cuda::make_graphed_callable");
 }
-
-// No CUDA tensor can exist in this build (its allocator refuses); kept for the link.
-void detail::copy_(const TensorBase&, const TensorBase&, bool) { absent("copy_"); }
-void detail::fill_(const TensorBase&, const Scalar&) { absent("fill_"); }
-void detail::uniform_fill(TensorBase&, double, double, Generator&) { absent("uniform_"); }
-void detail::normal_fill(TensorBase&, double, double, Generator&) { absent("normal_"); }
-void detail::randint_fill(TensorBase&, int64_t, uint64_t, Generator&) { absent("randint"); }
-void detail::bernoulli_fill(TensorBase&, const TensorBase&, Generator&) { absent("bernoulli"); }
-void detail::randperm_fill(TensorBase&, Generator&) { absent("randperm"); }
 
 }  // namespace kiln::cuda

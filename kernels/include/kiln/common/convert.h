@@ -7,9 +7,17 @@
 #include <cstdint>
 #include <type_traits>
 #include "kiln/dtype.h"
-#include "kiln/scalar.h"  // detail::float_to_int
 
 namespace kiln::detail {
+
+// Floating -> integer without undefined behaviour, as x86 PyTorch computes it: truncation via
+// int64; NaN, infinities and values outside int64 give INT64_MIN, which narrower types wrap.
+template <typename To, typename F>
+KILN_HOST_DEVICE inline To float_to_int(F v) {
+  const double d = double(v);
+  const int64_t i = (d >= -9223372036854775808.0 && d < 9223372036854775808.0) ? int64_t(d) : INT64_MIN;
+  return To(i);
+}
 
 template <typename To, typename From>
 KILN_HOST_DEVICE KILN_INLINE To convert(From v) {

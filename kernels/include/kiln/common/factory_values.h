@@ -35,12 +35,12 @@ struct LinspaceArgs {
   int64_t steps;
 };
 
+// start and end come in T's compute type (Scalar::to<opmath_t<T>>()).
 template <typename T>
-LinspaceArgs<linspace_step_t<T>> linspace_args(const Scalar& start, const Scalar& end, int64_t steps) {
+LinspaceArgs<linspace_step_t<T>> linspace_args(opmath_t<T> start, opmath_t<T> end, int64_t steps) {
   using C = linspace_step_t<T>;
-  using M = opmath_t<T>;
-  const C s = C(start.to<M>());
-  const C e = steps == 1 ? s : C(end.to<M>());  // one step is start
+  const C s = C(start);
+  const C e = steps == 1 ? s : C(end);  // one step is start
   const C step = steps > 1 ? (e - s) / C(double(steps - 1)) : C(0.0);
   return {s, e, step, steps};
 }

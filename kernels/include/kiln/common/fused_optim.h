@@ -13,7 +13,7 @@ namespace kiln::fused_optim {
 template <typename T>
 using math_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-// The tensors of one parameter in a kernel's DenseGroup (kiln/common/foreach_dense.h): param,
+// The tensors of one parameter in a kernel's DenseGroup (kiln/kernel/foreach_dense.h): param,
 // grad, then the op's state in schema order.
 enum Slot { kParam, kGrad, kState0, kState1, kState2 };
 

@@ -10,7 +10,6 @@
 #include <type_traits>
 #include "kiln/dtype.h"
 #include "kiln/philox.h"
-#include "kiln/generator.h"
 
 namespace kiln::random_detail {
 
@@ -20,11 +19,13 @@ struct BlockRange {
   uint64_t seed = 0, first_block = 0;
   int64_t num_blocks = 0;
 };
-inline BlockRange reserve_blocks(Generator& gen, int64_t n, int per_block) {
+// Gen is kiln::Generator (kiln/generator.h); a parameter, so that this math needs no runtime header.
+template <typename Gen>
+BlockRange reserve_blocks(Gen& gen, int64_t n, int per_block) {
   BlockRange r;
   if (n <= 0) return r;
   r.num_blocks = (n + per_block - 1) / per_block;
-  const GeneratorState start = gen.reserve(uint64_t(r.num_blocks) * 4);
+  const auto start = gen.reserve(uint64_t(r.num_blocks) * 4);  // a GeneratorState
   r.seed = start.seed;
   r.first_block = start.offset / 4;
   return r;

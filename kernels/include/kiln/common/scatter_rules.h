@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <type_traits>
 #include "kiln/common/math.h"
+#include "kiln/common/scatter_reduce_kind.h"
 #include "kiln/dtype.h"
-#include "kiln/meta/scatter_reduce_kind.h"
 
 namespace kiln::scatter {
 

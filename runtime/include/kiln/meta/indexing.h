@@ -18,8 +18,8 @@
 // Every tensor argument reaches the kernel contiguous; `out` is contiguous, of plan.sizes and
 // plan.dtype.
 #include <string_view>
+#include "kiln/common/scatter_reduce_kind.h"
 #include "kiln/meta/along_dim.h"
-#include "kiln/meta/scatter_reduce_kind.h"
 #include "kiln/scalar.h"
 #include "kiln/tensor_base.h"
 

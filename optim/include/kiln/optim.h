@@ -1,5 +1,5 @@
-#ifndef KILN_RUNTIME_INCLUDE_KILN_OPTIM_H_
-#define KILN_RUNTIME_INCLUDE_KILN_OPTIM_H_
+#ifndef KILN_OPTIM_INCLUDE_KILN_OPTIM_H_
+#define KILN_OPTIM_INCLUDE_KILN_OPTIM_H_
 // Optimizers with PyTorch's update rules (torch.optim.SGD, Adam, AdamW, RMSprop, Adagrad), so a
 // training loop ported from Python takes the same steps:
 //   kiln::optim::AdamW opt(model_params, {/*lr=*/1e-3});
@@ -181,4 +181,4 @@ class Adagrad final : public Optimizer {
 };
 
 }  // namespace kiln::optim
-#endif  // KILN_RUNTIME_INCLUDE_KILN_OPTIM_H_
+#endif  // KILN_OPTIM_INCLUDE_KILN_OPTIM_H_

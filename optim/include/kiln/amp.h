@@ -1,5 +1,5 @@
-#ifndef KILN_RUNTIME_INCLUDE_KILN_AMP_H_
-#define KILN_RUNTIME_INCLUDE_KILN_AMP_H_
+#ifndef KILN_OPTIM_INCLUDE_KILN_AMP_H_
+#define KILN_OPTIM_INCLUDE_KILN_AMP_H_
 // Loss scaling for mixed-precision training, as torch.cuda.amp.GradScaler (PyTorch 1.13), on
 // any device: multiply the loss by a scale so small float16 gradients do not flush to zero,
 // unscale the gradients before the optimizer reads them, skip the step when any is inf/NaN and
@@ -86,4 +86,4 @@ class GradScaler {
 };
 
 }  // namespace kiln
-#endif  // KILN_RUNTIME_INCLUDE_KILN_AMP_H_
+#endif  // KILN_OPTIM_INCLUDE_KILN_AMP_H_

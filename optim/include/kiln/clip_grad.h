@@ -1,5 +1,5 @@
-#ifndef KILN_RUNTIME_INCLUDE_KILN_CLIP_GRAD_H_
-#define KILN_RUNTIME_INCLUDE_KILN_CLIP_GRAD_H_
+#ifndef KILN_OPTIM_INCLUDE_KILN_CLIP_GRAD_H_
+#define KILN_OPTIM_INCLUDE_KILN_CLIP_GRAD_H_
 // Gradient clipping, torch.nn.utils.clip_grad_norm_ / clip_grad_value_ (PyTorch 1.13), applied
 // to the .grad of each parameter that has one, in place, without recording history:
 //   loss.backward(); nn::utils::clip_grad_norm_(params, /*max_norm=*/1.0); opt.step();
@@ -20,4 +20,4 @@ Tensor clip_grad_norm_(const TensorList& parameters, double max_norm, double nor
 void clip_grad_value_(const TensorList& parameters, double clip_value);
 
 }  // namespace kiln::nn::utils
-#endif  // KILN_RUNTIME_INCLUDE_KILN_CLIP_GRAD_H_
+#endif  // KILN_OPTIM_INCLUDE_KILN_CLIP_GRAD_H_

@@ -1,5 +1,5 @@
-#ifndef KILN_RUNTIME_INCLUDE_KILN_LR_SCHEDULER_H_
-#define KILN_RUNTIME_INCLUDE_KILN_LR_SCHEDULER_H_
+#ifndef KILN_OPTIM_INCLUDE_KILN_LR_SCHEDULER_H_
+#define KILN_OPTIM_INCLUDE_KILN_LR_SCHEDULER_H_
 // Learning-rate schedulers with torch.optim.lr_scheduler's rules and step order: constructing
 // one sets the optimizer's lr for step 0, and each step() after an optimizer step moves to the
 // next epoch (or batch, for OneCycleLR):
@@ -102,4 +102,4 @@ class OneCycleLR final : public LRScheduler {
 };
 
 }  // namespace kiln::optim
-#endif  // KILN_RUNTIME_INCLUDE_KILN_LR_SCHEDULER_H_
+#endif  // KILN_OPTIM_INCLUDE_KILN_LR_SCHEDULER_H_

@@ -1,5 +1,5 @@
-#ifndef KILN_KERNELS_INCLUDE_KILN_COMMON_CONV_SHAPE_H_
-#define KILN_KERNELS_INCLUDE_KILN_COMMON_CONV_SHAPE_H_
+#ifndef KILN_KERNELS_INCLUDE_KILN_KERNEL_CONV_SHAPE_H_
+#define KILN_KERNELS_INCLUDE_KILN_KERNEL_CONV_SHAPE_H_
 // The im2col shape (kiln/common/im2col.h) of one sample's image under a convolution plan, and the
 // per-group matrix sizes the CPU and CUDA convolution kernels multiply.
 #include "kiln/common/im2col.h"
@@ -37,4 +37,4 @@ struct GroupDims {
 };
 
 }  // namespace kiln::im2col
-#endif  // KILN_KERNELS_INCLUDE_KILN_COMMON_CONV_SHAPE_H_
+#endif  // KILN_KERNELS_INCLUDE_KILN_KERNEL_CONV_SHAPE_H_

@@ -1,8 +1,9 @@
-#ifndef KILN_CUDA_DEVICE_RANDOM_H_
-#define KILN_CUDA_DEVICE_RANDOM_H_
+#ifndef KILN_KERNELS_CUDA_DEVICE_RANDOM_H_
+#define KILN_KERNELS_CUDA_DEVICE_RANDOM_H_
 // uniform_/normal_ (and so rand, randn), randint, bernoulli and randperm on a contiguous CUDA tensor: the
 // same Philox blocks, reserved the same way, through the same per-block functors as the CPU
-// (kernels/cuda/random.cu).
+// (random.cu, randperm.cu); the random ops reach them through the registered hooks
+// (device_hooks.cpp).
 #include "kiln/generator.h"
 #include "kiln/tensor_base.h"
 
@@ -18,4 +19,4 @@ void bernoulli_fill(TensorBase& t, const TensorBase& p, Generator& gen);
 void randperm_fill(TensorBase& t, Generator& gen);
 
 }  // namespace kiln::cuda::detail
-#endif  // KILN_CUDA_DEVICE_RANDOM_H_
+#endif  // KILN_KERNELS_CUDA_DEVICE_RANDOM_H_

@@ -1,5 +1,5 @@
-#ifndef KILN_KERNELS_COMMON_FOREACH_DENSE_H_
-#define KILN_KERNELS_COMMON_FOREACH_DENSE_H_
+#ifndef KILN_KERNELS_INCLUDE_KILN_KERNEL_FOREACH_DENSE_H_
+#define KILN_KERNELS_INCLUDE_KILN_KERNEL_FOREACH_DENSE_H_
 // One parameter's tensors across the lists of a fused optimizer op (param, grad, state...), as
 // dense runs in one element order, for the CPU and CUDA kernels alike (host code). The usual
 // case costs nothing: every tensor fills its span with the parameter's strides (state made with
@@ -67,4 +67,4 @@ class DenseGroup {
 };
 
 }  // namespace kiln::foreach_dense
-#endif  // KILN_KERNELS_COMMON_FOREACH_DENSE_H_
+#endif  // KILN_KERNELS_INCLUDE_KILN_KERNEL_FOREACH_DENSE_H_
