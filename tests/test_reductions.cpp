@@ -124,6 +124,24 @@ TEST_CASE("sum: empty reductions give 0, bad dims are errors") {
   CHECK_THROWS_AS(sum(s, {1}), IndexError);
 }
 
+TEST_CASE("all/any: chunked partials of few outputs are not packed bits (a race on 2 threads)") {
+  // [65536, 3] reduced over dim 0: 3 outputs, each cut into 32 chunks whose bool partials
+  // neighbouring threads write side by side; packed into bits they raced on one word.
+  Tensor x = ones({65536, 3}, TensorOptions(kBool));
+  x.select(0, 40000).select(0, 1).fill_(Scalar(false));
+  Tensor y = zeros({65536, 3}, TensorOptions(kBool));
+  y.select(0, 50000).select(0, 2).fill_(Scalar(true));
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  int wrong = 0;
+  for (int i = 0; i < 200; ++i) {
+    if (all(x, 0).to_vector<bool>() != std::vector<bool>{true, false, true}) ++wrong;
+    if (any(y, 0).to_vector<bool>() != std::vector<bool>{false, false, true}) ++wrong;
+  }
+  omp_set_num_threads(before);
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("sum: long reductions are accurate and do not depend on the thread count") {
   // 2^25 float32 ones: a naive float accumulator would stop at 2^24.
   Tensor ones_big = ones({int64_t(1) << 25}, TensorOptions(kFloat32));

@@ -24,6 +24,7 @@
 // Neither depends on the thread count, so results are identical for any number of threads.
 #include <omp.h>
 #include <algorithm>
+#include <memory>
 #include <utility>
 #include <vector>
 #include "kiln/cpu/parallel.h"
@@ -282,7 +283,9 @@ void run_reduce(const ReduceLoops& p, const typename R::in_t* in, const R& red) 
 
   // Few outputs, long reductions: partial results per (chunk, output), merged in chunk order.
   const int64_t nchunks = (N + chunk - 1) / chunk;
-  std::vector<acc_t> partial(size_t(nchunks * O));
+  // Not a std::vector: for all/any acc_t is bool, and vector<bool>'s packed bits would make
+  // threads writing neighbouring partials race on one word.
+  std::unique_ptr<acc_t[]> partial(new acc_t[size_t(nchunks * O)]());
   std::vector<int64_t> out_offs(static_cast<size_t>(O));
 #pragma omp parallel for schedule(static) collapse(2)
   for (int64_t c = 0; c < nchunks; ++c) {

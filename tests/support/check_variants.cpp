@@ -2,13 +2,12 @@
 // points: out= and in-place must give the functional result, and inputs laid out differently
 // (a strided slice, a transpose, an expanded row) must give what their contiguous copies give.
 #include <doctest/doctest.h>
-#include <functional>
 #include "kiln/core.h"
+#include "layouts.h"
 #include "op_catalog.h"
 #include "op_testing.h"
 #include "sample_inputs.h"
 #include "tensor_json.h"
-#include "kiln/gen/api/stack.h"
 
 namespace kiln::testing {
 namespace {
@@ -37,26 +36,7 @@ std::string compare(const std::vector<Tensor>& got, const std::vector<Tensor>& w
   return "";
 }
 
-// The same values in other layouts; each is compared with the op on its contiguous copy.
-struct Layout {
-  const char* name;
-  std::function<Tensor(const Tensor&)> make;  // undefined when the layout does not apply
-  bool writable = true;  // an expanded tensor cannot be written in place (as in PyTorch)
-};
-const Layout kLayouts[] = {
-    {"every other element of a wider tensor",
-     [](const Tensor& t) { return t.dim() >= 1 && t.numel() > 1 ? stack({t, t}, -1).select(-1, 0) : Tensor(); }},
-    {"a transposed copy", [](const Tensor& t) {
-       return t.dim() >= 2 && t.numel() > 1 ? t.transpose(-1, -2).contiguous().transpose(-1, -2) : Tensor();
-     }},
-    {"its first row expanded", [](const Tensor& t) {
-       return t.dim() >= 1 && t.size(0) > 1 ? t.narrow(0, 0, 1).expand(t.sizes()) : Tensor();
-     }, false},
-};
-
 bool is_view_op(const OpInfo& op) { return op.signature.find("-> Tensor(a)") != std::string::npos; }
-// uniform_(Tensor(a!) self, ...): the op writes into its first argument.
-bool writes_self(const OpInfo& op) { return op.signature.find("Tensor(a!) self") != std::string::npos; }
 
 void check_out(const OpInfo& op, const Named& args, const std::vector<Tensor>& want, Device device, std::string& fail) {
   TensorList out;
@@ -94,46 +74,9 @@ void check_inplace(const OpInfo& op, const Named& args, const Tensor& want, std:
 }
 
 void check_layouts(const OpInfo& op, const Named& args, std::string& fail) {
-  for (const Layout& layout : kLayouts) {
-    Named strided = args, dense = args;
-    bool any = false;
-    for (auto& [name, v] : strided) {
-      // each call writes its own copy: an in-place family's arguments, and a Tensor(a!)? the op
-      // updates (batch_norm's running statistics), which no expanded layout may alias
-      const ArgInfo* info = op.arg(name);
-      const bool written = op.writes_arg(name) || (info && info->mutable_ && name != op.args[0].name);
-      if (v.kind() == Value::Kind::TensorList) {  // every element laid out so (ops over lists: meta: foreach)
-        TensorList laid, contiguous;
-        for (const Tensor& e : v.to_tensor_list()) {
-          if (!e.defined()) {  // a None entry of a Tensor?[]
-            laid.push_back(e);
-            contiguous.push_back(e);
-            continue;
-          }
-          Tensor t = layout.writable || !written ? layout.make(e) : Tensor();
-          any = any || t.defined();
-          laid.push_back(t.defined() ? t : written ? e.clone() : e);
-          contiguous.push_back(t.defined() || written ? laid.back().contiguous().clone() : e);
-        }
-        v = Value(std::move(laid));
-        dense[name] = Value(std::move(contiguous));
-        continue;
-      }
-      if (!v.is_tensor()) continue;
-      if (!layout.writable && (writes_self(op) && name == op.args[0].name || written)) {
-        if (written) v = Value(v.to_tensor().clone()), dense[name] = Value(v.to_tensor().clone());
-        continue;
-      }
-      Tensor t = layout.make(v.to_tensor());
-      if (!t.defined()) {
-        if (written) v = Value(v.to_tensor().clone()), dense[name] = Value(v.to_tensor().clone());
-        continue;
-      }
-      v = Value(t);
-      dense[name] = Value(t.contiguous());  // a copy: t is not contiguous
-      any = true;
-    }
-    if (!any) continue;
+  for (const Layout& layout : input_layouts()) {
+    Named strided, dense;
+    if (!lay_out(op, args, layout, strided, dense)) continue;
     try {
       std::vector<Tensor> want = flatten_result(call_op(op, dense));
       std::string d = compare(flatten_result(call_op(op, strided)), want, op.compare_values || op.random);
