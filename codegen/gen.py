@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Entry point: python3 codegen/gen.py --ops ops --out generated"""
+"""Entry point: python3 codegen/gen.py --registry ops.yaml --out generated"""
 import os
 import sys
 

@@ -20,8 +20,20 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from coverage_render import render_html, render_markdown  # noqa: E402
 
-DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-          "float32", "float64", "complex64", "complex128"]
+DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 # Gradient cells: float64 gradcheck (and gradgradcheck) for every differentiable op, and
 # complex128 gradcheck (PyTorch's conjugate-Wirtinger convention) where the op declares complex128.
 GRAD_DTYPES = ["float64", "complex128"]
@@ -102,8 +114,7 @@ def merge(declared_doc, results, build_info=None, device_run=None):
     kernel counts as compiled. device_run: tests/cuda_device_run.json, its cells as a set."""
     details = not_run_details(build_info or {})
     ops = []
-    backends = sorted({b for op in declared_doc["ops"] for b in op.get("backends", {})},
-                      key=lambda b: (b != "cpu", b))
+    backends = sorted({b for op in declared_doc["ops"] for b in op.get("backends", {})}, key=lambda b: (b != "cpu", b))
     for op in declared_doc["ops"]:
         row = {k: op.get(k) for k in ("name", "family", "doc", "kind", "differentiable")}
         row["autocast"] = op.get("autocast") or {}  # backend -> cast policy under autocast
@@ -123,15 +134,17 @@ def merge(declared_doc, results, build_info=None, device_run=None):
             cells = {}
             for dtype in DTYPES:
                 key = cell_key(op["name"], backend, dtype, "forward")
-                c = with_device_run(cell(dtype in declared, dtype in compiled, results.get(key), **extra), key,
-                                    device_run)
+                c = with_device_run(
+                    cell(dtype in declared, dtype in compiled, results.get(key), **extra), key, device_run
+                )
                 if c:
                     cells[dtype] = c
             row["forward"][backend] = cells
             if op.get("differentiable"):
                 for check in grad_checks:
-                    row[check][backend] = grad_cells(op["name"], backend, check, declared, compiled, results,
-                                                     device_run, extra)
+                    row[check][backend] = grad_cells(
+                        op["name"], backend, check, declared, compiled, results, device_run, extra
+                    )
         ops.append(row)
     return backends, ops
 
@@ -162,8 +175,9 @@ def passing_cells(ops):
     for op in ops:
         for check in ("forward", *GRAD_CHECKS):
             for backend, cells in (op.get(check) or {}).items():
-                keys += [cell_key(op["name"], backend, d, check) for d, c in (cells or {}).items()
-                         if c["status"] == "pass"]
+                keys += [
+                    cell_key(op["name"], backend, d, check) for d, c in (cells or {}).items() if c["status"] == "pass"
+                ]
     return sorted(keys)
 
 
@@ -189,11 +203,15 @@ def check_ratchet(ops, baseline_path):
         status, detail = status_of(ops, key)
         print(f"coverage ratchet: {key}: passed in the baseline, now {status}" + (f" ({detail})" if detail else ""))
     if lost:
-        print(f"coverage ratchet: {len(lost)} cell(s) stopped passing. Fix them, or if the loss is deliberate "
-              "run `tools/kiln baseline` and commit tests/coverage_baseline.json.")
+        print(
+            f"coverage ratchet: {len(lost)} cell(s) stopped passing. Fix them, or if the loss is deliberate "
+            "run `tools/kiln baseline` and commit tests/coverage_baseline.json."
+        )
         return 1
-    print(f"coverage ratchet: all {len(baseline)} baseline cells pass"
-          + (f"; {len(gained)} more pass now (`tools/kiln baseline` records them)" if gained else ""))
+    print(
+        f"coverage ratchet: all {len(baseline)} baseline cells pass"
+        + (f"; {len(gained)} more pass now (`tools/kiln baseline` records them)" if gained else "")
+    )
     return 0
 
 
@@ -232,10 +250,20 @@ def main():
             device_run = json.load(f)
         device_run["passed"] = set(device_run["cells"])
     backends, ops = merge(declared, results, build_info, device_run)
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(args.results))) \
-        if os.path.exists(args.results) else None
-    report = {"results_file": shown_path(args.results), "results_time": when, "backends": backends, "dtypes": DTYPES,
-              "grad_dtypes": GRAD_DTYPES, "totals": totals(backends, ops), "ops": ops}
+    when = (
+        time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(args.results)))
+        if os.path.exists(args.results)
+        else None
+    )
+    report = {
+        "results_file": shown_path(args.results),
+        "results_time": when,
+        "backends": backends,
+        "dtypes": DTYPES,
+        "grad_dtypes": GRAD_DTYPES,
+        "totals": totals(backends, ops),
+        "ops": ops,
+    }
     if device_run:
         report["device_run"] = {k: device_run[k] for k in ("device", "date", "suite", "source")}
         report["device_run"]["cells"] = len(device_run["passed"])
@@ -254,8 +282,15 @@ def main():
             return 1
         cells = passing_cells(ops)
         with open(args.baseline, "w", encoding="utf-8") as f:
-            json.dump({"comment": "Cells that passed; tools/kiln test fails when one stops passing. "
-                                  "Rewritten by `tools/kiln baseline`.", "cells": cells}, f, indent=0)
+            json.dump(
+                {
+                    "comment": "Cells that passed; tools/kiln test fails when one stops passing. "
+                    "Rewritten by `tools/kiln baseline`.",
+                    "cells": cells,
+                },
+                f,
+                indent=0,
+            )
             f.write("\n")
         print(f"coverage: baseline {args.baseline} now holds {len(cells)} passing cells")
     if args.check:

@@ -1,14 +1,30 @@
 """Renders the merged coverage report (see coverage.py) as Markdown and self-contained HTML."""
 import html
 
-SHORT = {"bool": "b", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-         "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
-         "complex64": "c64", "complex128": "c128"}
+SHORT = {
+    "bool": "b",
+    "uint8": "u8",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float32": "f32",
+    "float64": "f64",
+    "complex64": "c64",
+    "complex128": "c128",
+}
 # Text symbols any font has (DejaVu, Liberation, the browsers' defaults): emoji need a colour
 # emoji font that headless Chromium on Debian lacks. The HTML colours the cells as well.
 SYMBOL = {"pass": "✓", "fail": "✗", "unverified": "?", "not run": "–", "declared": "○"}
-WORDS = {"pass": "passing", "fail": "failing", "unverified": "unverified (run, no PyTorch reference to compare)",
-         "not run": "compiled, not run", "declared": "declared, not compiled"}
+WORDS = {
+    "pass": "passing",
+    "fail": "failing",
+    "unverified": "unverified (run, no PyTorch reference to compare)",
+    "not run": "compiled, not run",
+    "declared": "declared, not compiled",
+}
 TOTAL_COLUMNS = ["declared", "compiled", "pass", "fail", "unverified", "not run"]
 TOTAL_TITLES = ["declared", "compiled", "passing", "failing", "unverified", "not run"]
 # Gradient cells per op and backend, in column order: (check, dtype, op-table column, family-summary
@@ -16,12 +32,21 @@ TOTAL_TITLES = ["declared", "compiled", "passing", "failing", "unverified", "not
 # the tables, the family summary and the failing list cannot disagree on which cells exist.
 GRAD_COLUMNS = [
     ("backward", "float64", "grad", "grad (real)", "float64 gradcheck and gradgradcheck"),
-    ("backward", "complex128", "grad c128", "grad (complex)",
-     "complex128 gradcheck (PyTorch's conjugate-Wirtinger convention)"),
-    ("jvp", "float64", "fwd", "fwd (real)",
-     "float64 forward-mode AD: J v vs finite differences and reverse mode"),
-    ("jvp", "complex128", "fwd c128", "fwd (complex)",
-     "complex128 forward-mode AD: J v vs finite differences and reverse mode"),
+    (
+        "backward",
+        "complex128",
+        "grad c128",
+        "grad (complex)",
+        "complex128 gradcheck (PyTorch's conjugate-Wirtinger convention)",
+    ),
+    ("jvp", "float64", "fwd", "fwd (real)", "float64 forward-mode AD: J v vs finite differences and reverse mode"),
+    (
+        "jvp",
+        "complex128",
+        "fwd c128",
+        "fwd (complex)",
+        "complex128 forward-mode AD: J v vs finite differences and reverse mode",
+    ),
 ]
 # What a failing gradient cell is called in the list of failing cells, after its dtype.
 CHECK_WORDS = {"backward": "backward", "jvp": "forward AD"}
@@ -43,8 +68,10 @@ def _run_line(report):
         line = "No test results yet: run `tools/kiln test`. Cells show what is declared and compiled."
     d = report.get("device_run")
     if d:
-        line += (f" The CUDA device suite last ran on {d['device']} on {d['date']} ({d['source']}): {d['suite']}, "
-                 f"{d['cells']} CUDA cells passed; a CUDA cell this run did not run says so when you hover it.")
+        line += (
+            f" The CUDA device suite last ran on {d['device']} on {d['date']} ({d['source']}): {d['suite']}, "
+            f"{d['cells']} CUDA cells passed; a CUDA cell this run did not run says so when you hover it."
+        )
     return line
 
 
@@ -69,8 +96,10 @@ def _jvp_mode(op, backend):
 
 
 def _has_cells(report, backend):
-    return any(op["forward"].get(backend) or any((op.get(check) or {}).get(backend) for check in CHECK_WORDS)
-               for op in report["ops"])
+    return any(
+        op["forward"].get(backend) or any((op.get(check) or {}).get(backend) for check in CHECK_WORDS)
+        for op in report["ops"]
+    )
 
 
 def _legend():
@@ -93,8 +122,10 @@ def family_summary(report):
         for backend in report["backends"]:
             c = f["cells"].setdefault(backend, {k: [0, 0] for k in _summary_titles(report)})
             cells = [("forward", cell) for cell in op["forward"].get(backend, {}).values()]
-            cells += [(summary, _grad_cell(op, check, backend, dtype))
-                      for check, dtype, _, summary, _ in _grad_columns(report)]
+            cells += [
+                (summary, _grad_cell(op, check, backend, dtype))
+                for check, dtype, _, summary, _ in _grad_columns(report)
+            ]
             for title, cell in cells:
                 if cell:
                     c[title][0] += cell["status"] == "pass"
@@ -113,11 +144,21 @@ def _summary_fractions(report, f, backend):
 def failing_cells(report):
     """(op, backend, what, detail) of every failing cell: forward ones by dtype, then gradcheck,
     then forward AD."""
-    failing = [(op["name"], b, d, c["detail"]) for op in report["ops"] for b, cells in op["forward"].items()
-               for d, c in cells.items() if c["status"] == "fail"]
-    failing += [(op["name"], b, f"{d} {word}", c["detail"]) for check, word in CHECK_WORDS.items()
-                for op in report["ops"] for b, cells in (op.get(check) or {}).items()
-                for d, c in (cells or {}).items() if c["status"] == "fail"]
+    failing = [
+        (op["name"], b, d, c["detail"])
+        for op in report["ops"]
+        for b, cells in op["forward"].items()
+        for d, c in cells.items()
+        if c["status"] == "fail"
+    ]
+    failing += [
+        (op["name"], b, f"{d} {word}", c["detail"])
+        for check, word in CHECK_WORDS.items()
+        for op in report["ops"]
+        for b, cells in (op.get(check) or {}).items()
+        for d, c in (cells or {}).items()
+        if c["status"] == "fail"
+    ]
     return failing
 
 
@@ -131,41 +172,70 @@ def _fraction(passed, declared):
 
 
 def render_markdown(report):
-    out = ["# kiln op coverage", "", _run_line(report), "",
-           f"{len(report['ops'])} ops. Forward cells: op × backend × dtype, checked against PyTorch. "
-           "Backward cells per op and backend: float64 gradcheck (and gradgradcheck), column `grad`, and, "
-           "for ops that declare complex128, complex128 gradcheck in PyTorch's conjugate-Wirtinger convention, "
-           "column `grad c128`. Columns `fwd` and `fwd c128`, the same two dtypes in forward mode: J·v through "
-           "dual tensors, checked against finite differences and against reverse mode "
-           "(`<J·v, u> = <v, Jᵀu>`). Column `fwd via` says how the op pushes tangents: "
-           + _modes_text(lambda m: f"`{m}`") + ".", "",
-           "## Totals", "", "| cells | " + " | ".join(TOTAL_TITLES) + " |", "|---" * (len(TOTAL_TITLES) + 1) + "|"]
+    out = [
+        "# kiln op coverage",
+        "",
+        _run_line(report),
+        "",
+        f"{len(report['ops'])} ops. Forward cells: op × backend × dtype, checked against PyTorch. "
+        "Backward cells per op and backend: float64 gradcheck (and gradgradcheck), column `grad`, and, "
+        "for ops that declare complex128, complex128 gradcheck in PyTorch's conjugate-Wirtinger convention, "
+        "column `grad c128`. Columns `fwd` and `fwd c128`, the same two dtypes in forward mode: J·v through "
+        "dual tensors, checked against finite differences and against reverse mode "
+        "(`<J·v, u> = <v, Jᵀu>`). Column `fwd via` says how the op pushes tangents: "
+        + _modes_text(lambda m: f"`{m}`")
+        + ".",
+        "",
+        "## Totals",
+        "",
+        "| cells | " + " | ".join(TOTAL_TITLES) + " |",
+        "|---" * (len(TOTAL_TITLES) + 1) + "|",
+    ]
     for name, counts in report["totals"].items():
         out.append(f"| {name} | " + " | ".join(str(counts[c]) for c in TOTAL_COLUMNS) + " |")
     titles = _summary_titles(report)
-    out += ["", "## By family", "", "passing / declared cells", "",
-            "| family | ops | " + " | ".join(f"{b} {t}" for b in report["backends"] for t in titles) + " |",
-            "|---" * (2 + len(titles) * len(report["backends"])) + "|"]
+    out += [
+        "",
+        "## By family",
+        "",
+        "passing / declared cells",
+        "",
+        "| family | ops | " + " | ".join(f"{b} {t}" for b in report["backends"] for t in titles) + " |",
+        "|---" * (2 + len(titles) * len(report["backends"])) + "|",
+    ]
     for name, f in family_summary(report):
-        out.append(f"| {name} | {f['ops']} | " + " | ".join(
-            x for b in report["backends"] for x in _summary_fractions(report, f, b)) + " |")
+        out.append(
+            f"| {name} | {f['ops']} | "
+            + " | ".join(x for b in report["backends"] for x in _summary_fractions(report, f, b))
+            + " |"
+        )
     out += ["", _legend(), ""]
     for backend in report["backends"]:
         if not _has_cells(report, backend):
             out += [f"## {backend}", "", "No op declares this backend yet.", ""]
             continue
         grads = _grad_columns(report)
-        out += [f"## {backend}", "",
-                "| op | family | autocast | " + " | ".join(SHORT[d] for d in report["dtypes"]) + " | "
-                + " | ".join(column for _, _, column, _, _ in grads) + " | fwd via |",
-                "|---" * (len(report["dtypes"]) + len(grads) + 4) + "|"]
+        out += [
+            f"## {backend}",
+            "",
+            "| op | family | autocast | "
+            + " | ".join(SHORT[d] for d in report["dtypes"])
+            + " | "
+            + " | ".join(column for _, _, column, _, _ in grads)
+            + " | fwd via |",
+            "|---" * (len(report["dtypes"]) + len(grads) + 4) + "|",
+        ]
         for op in report["ops"]:
             cells = op["forward"].get(backend, {})
             row = [SYMBOL[cells[d]["status"]] if d in cells else "" for d in report["dtypes"]]
-            row += [SYMBOL[c["status"]] if c else "" for c in
-                    (_grad_cell(op, check, backend, d) for check, d, _, _, _ in grads)]
+            row += [
+                SYMBOL[c["status"]] if c else ""
+                for c in (_grad_cell(op, check, backend, d) for check, d, _, _, _ in grads)
+            ]
             row.append(_jvp_mode(op, backend))
-            out.append(f"| `{op['name']}` | {op['family'] or ''} | {autocast_policy(op, backend)} | " + " | ".join(row) + " |")
+            out.append(
+                f"| `{op['name']}` | {op['family'] or ''} | {autocast_policy(op, backend)} | " + " | ".join(row) + " |"
+            )
         out.append("")
     failing = failing_cells(report)
     if failing:
@@ -216,49 +286,67 @@ def _mode_html(op, backend):
 
 def render_html(report):
     esc = html.escape
-    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>kiln op coverage</title>",
-             f"<style>{CSS}</style><script>{FILTER_JS}</script></head><body>", "<h1>kiln op coverage</h1>",
-             f"<p>{esc(_run_line(report))} {len(report['ops'])} ops. Hover a cell for its detail. "
-             "grad: float64 gradcheck and gradgradcheck; grad c128: complex128 gradcheck in PyTorch's "
-             "conjugate-Wirtinger convention, for ops that declare complex128. fwd, fwd c128: the same dtypes in "
-             "forward mode, J·v through dual tensors checked against finite differences and against reverse mode "
-             f"({esc('<J·v, u> = <v, Jᵀu>')}). fwd via: how the op pushes tangents: "
-             f"{esc(_modes_text(str))}.</p>",
-             "<h2>Totals</h2><table><tr><th>cells</th>" + "".join(f"<th>{t}</th>" for t in TOTAL_TITLES) + "</tr>"]
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>kiln op coverage</title>",
+        f"<style>{CSS}</style><script>{FILTER_JS}</script></head><body>",
+        "<h1>kiln op coverage</h1>",
+        f"<p>{esc(_run_line(report))} {len(report['ops'])} ops. Hover a cell for its detail. "
+        "grad: float64 gradcheck and gradgradcheck; grad c128: complex128 gradcheck in PyTorch's "
+        "conjugate-Wirtinger convention, for ops that declare complex128. fwd, fwd c128: the same dtypes in "
+        "forward mode, J·v through dual tensors checked against finite differences and against reverse mode "
+        f"({esc('<J·v, u> = <v, Jᵀu>')}). fwd via: how the op pushes tangents: "
+        f"{esc(_modes_text(str))}.</p>",
+        "<h2>Totals</h2><table><tr><th>cells</th>" + "".join(f"<th>{t}</th>" for t in TOTAL_TITLES) + "</tr>",
+    ]
     for name, counts in report["totals"].items():
-        parts.append(f"<tr><td class='op'>{esc(name)}</td>" + "".join(f"<td>{counts[c]}</td>" for c in TOTAL_COLUMNS)
-                     + "</tr>")
+        parts.append(
+            f"<tr><td class='op'>{esc(name)}</td>" + "".join(f"<td>{counts[c]}</td>" for c in TOTAL_COLUMNS) + "</tr>"
+        )
     titles = _summary_titles(report)
-    parts.append("</table><h2>By family</h2><p>passing / declared cells</p><table><tr><th>family</th><th>ops</th>"
-                 + "".join(f"<th>{esc(b)} {esc(t)}</th>" for b in report["backends"] for t in titles) + "</tr>")
+    parts.append(
+        "</table><h2>By family</h2><p>passing / declared cells</p><table><tr><th>family</th><th>ops</th>"
+        + "".join(f"<th>{esc(b)} {esc(t)}</th>" for b in report["backends"] for t in titles)
+        + "</tr>"
+    )
     for name, f in family_summary(report):
-        parts.append(f"<tr><td class='op'>{esc(name)}</td><td>{f['ops']}</td>" + "".join(
-            f"<td>{x}</td>" for b in report["backends"] for x in _summary_fractions(report, f, b)) + "</tr>")
-    parts.append("</table><p class='legend'>" + "".join(
-        f"<span class='{_css_class(s)}'>{SYMBOL[s]} {esc(WORDS[s])}</span>" for s in SYMBOL)
-        + "<span>blank: not declared</span></p>")
-    parts.append("<p><input id='filter' type='search' placeholder='filter ops by name or family' "
-                 "oninput='kilnFilter(this.value)'></p>")
+        parts.append(
+            f"<tr><td class='op'>{esc(name)}</td><td>{f['ops']}</td>"
+            + "".join(f"<td>{x}</td>" for b in report["backends"] for x in _summary_fractions(report, f, b))
+            + "</tr>"
+        )
+    parts.append(
+        "</table><p class='legend'>"
+        + "".join(f"<span class='{_css_class(s)}'>{SYMBOL[s]} {esc(WORDS[s])}</span>" for s in SYMBOL)
+        + "<span>blank: not declared</span></p>"
+    )
+    parts.append(
+        "<p><input id='filter' type='search' placeholder='filter ops by name or family' "
+        "oninput='kilnFilter(this.value)'></p>"
+    )
     for backend in report["backends"]:
         if not _has_cells(report, backend):
             parts.append(f"<h2>{esc(backend)}</h2><p>No op declares this backend yet.</p>")
             continue
         grads = _grad_columns(report)
-        parts.append(f"<h2>{esc(backend)}</h2><table><tr><th>op</th><th>family</th>"
-                     "<th title='cast policy under autocast (ops/*.yaml autocast:)'>autocast</th>"
-                     + "".join(f"<th title='{d}'>{SHORT[d]}</th>" for d in report["dtypes"])
-                     + "".join(f"<th title=\"{esc(title, quote=True)}\">{esc(column)}</th>"
-                               for _, _, column, _, title in grads)
-                     + "<th title='how the op pushes tangents in forward-mode AD'>fwd via</th></tr>")
+        parts.append(
+            f"<h2>{esc(backend)}</h2><table><tr><th>op</th><th>family</th>"
+            "<th title='cast policy under autocast (ops/*.yaml autocast:)'>autocast</th>"
+            + "".join(f"<th title='{d}'>{SHORT[d]}</th>" for d in report["dtypes"])
+            + "".join(f'<th title="{esc(title, quote=True)}">{esc(column)}</th>' for _, _, column, _, title in grads)
+            + "<th title='how the op pushes tangents in forward-mode AD'>fwd via</th></tr>"
+        )
         for op in report["ops"]:
             cells = op["forward"].get(backend, {})
             key = esc(f"{op['name']} {op['family'] or ''}".lower(), quote=True)
-            parts.append(f"<tr data-op='{key}'><td class='op' title='{esc(op['doc'] or '', quote=True)}'>{esc(op['name'])}</td>"
-                         f"<td class='fam'>{esc(op['family'] or '')}</td>"
-                         f"<td class='fam'>{esc(autocast_policy(op, backend))}</td>"
-                         + "".join(_cell_html(cells.get(d)) for d in report["dtypes"])
-                         + "".join(_cell_html(_grad_cell(op, check, backend, d)) for check, d, _, _, _ in grads)
-                         + _mode_html(op, backend) + "</tr>")
+            parts.append(
+                f"<tr data-op='{key}'><td class='op' title='{esc(op['doc'] or '', quote=True)}'>{esc(op['name'])}</td>"
+                f"<td class='fam'>{esc(op['family'] or '')}</td>"
+                f"<td class='fam'>{esc(autocast_policy(op, backend))}</td>"
+                + "".join(_cell_html(cells.get(d)) for d in report["dtypes"])
+                + "".join(_cell_html(_grad_cell(op, check, backend, d)) for check, d, _, _, _ in grads)
+                + _mode_html(op, backend)
+                + "</tr>"
+            )
         parts.append("</table>")
     parts.append("</body></html>\n")
     return "\n".join(parts)

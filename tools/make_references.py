@@ -23,10 +23,20 @@ import torch
 import reference_optim
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16,
-                "int32": torch.int32, "int64": torch.int64, "float16": torch.float16,
-                "bfloat16": torch.bfloat16, "float32": torch.float32, "float64": torch.float64,
-                "complex64": torch.complex64, "complex128": torch.complex128}
+TORCH_DTYPES = {
+    "bool": torch.bool,
+    "uint8": torch.uint8,
+    "int8": torch.int8,
+    "int16": torch.int16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "complex64": torch.complex64,
+    "complex128": torch.complex128,
+}
 DTYPE_NAMES = {v: k for k, v in TORCH_DTYPES.items()}
 INT_RANGE = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767)}
 MAX_ELEMENTS = 256  # per tensor: keeps the checked-in files small; bigger samples are skipped
@@ -84,14 +94,18 @@ def sample_inputs(op, index, sample, dtype):
             x = random_tensor(rng, spec["shape"], spec.get("dtype") or dtype, spec.get("domain"), spec.get("bool"))
             out[name] = with_special_values(x) if op.get("special_values") else x
         elif t == "Tensor?[]":  # each entry None or a tensor spec (advanced indexing)
-            out[name] = [None if item is None else
-                         torch.tensor(item["values"], dtype=TORCH_DTYPES[item.get("dtype") or dtype]) if "values" in item
-                         else random_tensor(rng, item["shape"], item.get("dtype") or dtype, item.get("domain"),
-                                            item.get("bool"))
-                         for item in spec["items"]]
+            out[name] = [
+                None
+                if item is None
+                else torch.tensor(item["values"], dtype=TORCH_DTYPES[item.get("dtype") or dtype])
+                if "values" in item
+                else random_tensor(rng, item["shape"], item.get("dtype") or dtype, item.get("domain"), item.get("bool"))
+                for item in spec["items"]
+            ]
         elif t == "Tensor[]":
-            out[name] = [random_tensor(rng, s, spec.get("dtype") or dtype, spec.get("domain"), False)
-                         for s in spec["shapes"]]
+            out[name] = [
+                random_tensor(rng, s, spec.get("dtype") or dtype, spec.get("domain"), False) for s in spec["shapes"]
+            ]
             if op.get("special_values"):
                 out[name] = [with_special_values(x) for x in out[name]]
         else:
@@ -146,10 +160,16 @@ def run(fn, op, named):
     if op.get("writes"):
         # an op that writes its arguments (meta: foreach ...): it runs on copies, and its result
         # is what it wrote, in schema order, a list argument's tensors in place of the list
-        named = {k: v.clone() if isinstance(v, torch.Tensor) else
-                 [t.clone() for t in v] if isinstance(v, list) and all(isinstance(t, torch.Tensor) for t in v) and
-                 any(a["name"] == k and a["type"] == "Tensor[]" for a in op["args"]) else v
-                 for k, v in named.items()}
+        named = {
+            k: v.clone()
+            if isinstance(v, torch.Tensor)
+            else [t.clone() for t in v]
+            if isinstance(v, list)
+            and all(isinstance(t, torch.Tensor) for t in v)
+            and any(a["name"] == k and a["type"] == "Tensor[]" for a in op["args"])
+            else v
+            for k, v in named.items()
+        }
         args, kwargs = bind(op, named)
         fn(*args, **kwargs)
         written = []
@@ -177,8 +197,11 @@ def upcast(named, dtype):
         if isinstance(x, str) and TORCH_DTYPES.get(x) == dtype:  # a factory's dtype keyword
             return "float32"
         return x.float() if isinstance(x, torch.Tensor) and x.dtype == dtype else x
-    return {k: [up(t) for t in v] if isinstance(v, list) and any(isinstance(t, torch.Tensor) for t in v) else up(v)
-            for k, v in named.items()}
+
+    return {
+        k: [up(t) for t in v] if isinstance(v, list) and any(isinstance(t, torch.Tensor) for t in v) else up(v)
+        for k, v in named.items()
+    }
 
 
 def round_to(result, dtype):
@@ -221,8 +244,11 @@ def tensor_json(t):
         data = [[_finite_or_name(z.real, fmt), _finite_or_name(z.imag, fmt)] for z in flat.tolist()]
     elif t.is_floating_point():
         fmt = FORMATS[name]
-        data = [_finite_or_name(v, fmt) for v in flat.float().tolist()] if name in ("float16", "bfloat16") \
+        data = (
+            [_finite_or_name(v, fmt) for v in flat.float().tolist()]
+            if name in ("float16", "bfloat16")
             else [_finite_or_name(v, fmt) for v in flat.tolist()]
+        )
     else:
         data = flat.tolist()
     return {"dtype": name, "shape": list(t.shape), "data": data}
@@ -265,8 +291,14 @@ def reference_cases(op):
             if too_big(named):
                 print(f"  {op['name']} sample {index}: a tensor exceeds {MAX_ELEMENTS} elements, skipped")
                 break
-            case = {"sample": index, "dtype": dtype, "args": {k: value_json(v) for k, v in named.items()},
-                    "result": None, "error": None, "reference": "torch"}
+            case = {
+                "sample": index,
+                "dtype": dtype,
+                "args": {k: value_json(v) for k, v in named.items()},
+                "result": None,
+                "error": None,
+                "reference": "torch",
+            }
             fixed = broken_complex_dot(op, named, dtype)
             if fixed is not None:
                 case["result"], case["reference"] = value_json(fixed), "torch-decomposed"

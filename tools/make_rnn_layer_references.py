@@ -40,12 +40,20 @@ def case(kind, layers, bidirectional, batch_first, bias, unbatched):
     grads = torch.autograd.grad(loss, inputs)
     n_state = 2 if kind == "lstm" else 1
     return {
-        "kind": kind, "num_layers": layers, "bidirectional": bidirectional, "batch_first": batch_first,
-        "has_biases": bias, "input": as_json(x), "hx": [as_json(t) for t in inputs[1:1 + n_state]],
+        "kind": kind,
+        "num_layers": layers,
+        "bidirectional": bidirectional,
+        "batch_first": batch_first,
+        "has_biases": bias,
+        "input": as_json(x),
+        "hx": [as_json(t) for t in inputs[1 : 1 + n_state]],
         "params": [as_json(p) for p in m._flat_weights],
-        "output": as_json(out), "h_n": as_json(hn), "c_n": as_json(cn) if cn is not None else None,
-        "grad_input": as_json(grads[0]), "grad_hx": [as_json(g) for g in grads[1:1 + n_state]],
-        "grad_params": [as_json(g) for g in grads[1 + n_state:]],
+        "output": as_json(out),
+        "h_n": as_json(hn),
+        "c_n": as_json(cn) if cn is not None else None,
+        "grad_input": as_json(grads[0]),
+        "grad_hx": [as_json(g) for g in grads[1 : 1 + n_state]],
+        "grad_params": [as_json(g) for g in grads[1 + n_state :]],
     }
 
 

@@ -100,10 +100,18 @@ def ninja_entries(build):
 
 
 # What an object is, from its path: the parts of the build a rebuild touched.
-GROUPS = (("generated/src/ops/", "op entries"), ("generated/src/cpu/", "cpu pointwise kernels"),
-          ("generated/src/cuda/", "cuda pointwise kernels"), ("generated/src/", "registry"),
-          ("generated/tests/", "generated tests"), ("kernels/cpu/", "cpu kernels"), ("kernels/cuda/", "cuda kernels"),
-          ("runtime/src/", "runtime"), ("tests/", "tests"), ("cmake_pch", "precompiled headers"))
+GROUPS = (
+    ("generated/src/ops/", "op entries"),
+    ("generated/src/cpu/", "cpu pointwise kernels"),
+    ("generated/src/cuda/", "cuda pointwise kernels"),
+    ("generated/src/", "registry"),
+    ("generated/tests/", "generated tests"),
+    ("kernels/cpu/", "cpu kernels"),
+    ("kernels/cuda/", "cuda kernels"),
+    ("runtime/src/", "runtime"),
+    ("tests/", "tests"),
+    ("cmake_pch", "precompiled headers"),
+)
 
 
 def object_group(target):
@@ -160,7 +168,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="kiln-buildtime-") as tmp:
         src = Path(tmp) / "kiln"
         copy_tree(src)
-        gen = [sys.executable, "codegen/gen.py", "--ops", "ops", "--root", ".", "--out"]
+        gen = [sys.executable, "codegen/gen.py", "--registry", "ops.yaml", "--root", ".", "--out"]
         runs = []
         for i in range(3):
             runs.append(timed(gen + [str(Path(tmp) / f"gen{i}")], src))
@@ -170,7 +178,17 @@ def main():
             Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
             return
         build = src / "build"
-        configure = ["cmake", "-S", ".", "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DKILN_CUDA=OFF"]
+        configure = [
+            "cmake",
+            "-S",
+            ".",
+            "-B",
+            str(build),
+            "-G",
+            "Ninja",
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DKILN_CUDA=OFF",
+        ]
         make = ["cmake", "--build", str(build), "-j", str(args.jobs)]
         result["clean_build_s"] = timed(configure, src) + timed(make, src)
         print(f"clean build (library, tests, demo; -j{args.jobs}): {result['clean_build_s']:.1f} s", flush=True)
@@ -184,48 +202,93 @@ def main():
         rebuild(make, src, build, "rebuild after editing one pointwise op", result, "rebuild_one_op_s")
 
         unary.write_text(unary.read_text() + NEW_POINTWISE_OP)
-        rebuild(make, src, build, "rebuild after adding a pointwise op", result, "add_pointwise_op_s",
-                own=["measure_build_probe"])
+        rebuild(
+            make,
+            src,
+            build,
+            "rebuild after adding a pointwise op",
+            result,
+            "add_pointwise_op_s",
+            own=["measure_build_probe"],
+        )
 
         (src / "ops" / "reductions.yaml").write_text((src / "ops" / "reductions.yaml").read_text() + NEW_KERNEL_OP)
         (src / "kernels" / "cpu" / "measure_build_scan.cpp").write_text(NEW_KERNEL_FILE)
         subprocess.run(configure, cwd=src, check=True, stdout=subprocess.DEVNULL)  # the new kernel file
-        rebuild(make, src, build, "rebuild after adding a kernel op", result, "add_kernel_op_s",
-                own=["measure_build_scan"])
+        rebuild(
+            make, src, build, "rebuild after adding a kernel op", result, "add_kernel_op_s", own=["measure_build_scan"]
+        )
 
         unary.write_text(unary.read_text() + NEW_METHOD_OP)
-        rebuild(make, src, build, "rebuild after adding a pointwise op with a method", result, "add_method_op_s",
-                own=["measure_build_method"])
+        rebuild(
+            make,
+            src,
+            build,
+            "rebuild after adding a pointwise op with a method",
+            result,
+            "add_method_op_s",
+            own=["measure_build_method"],
+        )
 
         if not args.no_cuda and shutil.which("nvcc"):
             cuda_src = Path(tmp) / "kiln-cuda"
             copy_tree(cuda_src)
             cuda_build = cuda_src / "build"
-            subprocess.run(["cmake", "-S", ".", "-B", str(cuda_build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                            "-DKILN_CUDA=ON"], cwd=cuda_src, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    "cmake",
+                    "-S",
+                    ".",
+                    "-B",
+                    str(cuda_build),
+                    "-G",
+                    "Ninja",
+                    "-DCMAKE_BUILD_TYPE=Release",
+                    "-DKILN_CUDA=ON",
+                ],
+                cwd=cuda_src,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             # the core first (not timed), then the CUDA kernels alone
-            subprocess.run(["cmake", "--build", str(cuda_build), "-j", str(args.jobs), "--target", "kiln_codegen"],
-                           cwd=cuda_src, check=True, stdout=subprocess.DEVNULL)
-            result["cuda_kernels_s"] = timed(["cmake", "--build", str(cuda_build), "-j", str(args.jobs), "--target",
-                                              "kiln_cuda_kernels"], cuda_src)
+            subprocess.run(
+                ["cmake", "--build", str(cuda_build), "-j", str(args.jobs), "--target", "kiln_codegen"],
+                cwd=cuda_src,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+            result["cuda_kernels_s"] = timed(
+                ["cmake", "--build", str(cuda_build), "-j", str(args.jobs), "--target", "kiln_cuda_kernels"], cuda_src
+            )
             objects = [(t, s) for t, s in ninja_entries(cuda_build) if t.endswith(".o")]
             # the pointwise kernels come a few ops per file (generated/src/cuda/pointwise_<NN>.cu)
             batches = [s for t, s in objects if "generated/src/cuda/pointwise_" in t and t.endswith(".cu.o")]
-            ops = sum(p.read_text().count("_elementwise(const ElementwiseArgs& args) {")
-                      for p in (cuda_src / "generated" / "src" / "cuda").glob("pointwise_*.cu"))
+            ops = sum(
+                p.read_text().count("_elementwise(const ElementwiseArgs& args) {")
+                for p in (cuda_src / "generated" / "src" / "cuda").glob("pointwise_*.cu")
+            )
             result["cuda_pointwise_ops"] = ops
             result["cuda_pointwise_files"] = len(batches)
             result["cuda_s_per_pointwise_op"] = sum(batches) / ops if ops else 0.0
             result["cuda_share"] = result["cuda_kernels_s"] / (result["cuda_kernels_s"] + result["clean_build_s"])
-            print(f"CUDA kernels of a clean build: {result['cuda_kernels_s']:.1f} s "
-                  f"({100 * result['cuda_share']:.0f}% of a clean CUDA build), nvcc "
-                  f"{result['cuda_s_per_pointwise_op']:.1f} s per pointwise op ({len(pointwise)} ops)", flush=True)
+            print(
+                f"CUDA kernels of a clean build: {result['cuda_kernels_s']:.1f} s "
+                f"({100 * result['cuda_share']:.0f}% of a clean CUDA build), nvcc "
+                f"{result['cuda_s_per_pointwise_op']:.1f} s per pointwise op ({len(pointwise)} ops)",
+                flush=True,
+            )
             # The same added pointwise op as above, now in the CUDA build: the kernels it recompiles.
             cuda_unary = cuda_src / "ops" / "pointwise_unary.yaml"
             cuda_unary.write_text(cuda_unary.read_text() + NEW_POINTWISE_OP)
-            rebuild(["cmake", "--build", str(cuda_build), "-j", str(args.jobs), "--target", "kiln_cuda_kernels"],
-                    cuda_src, cuda_build, "CUDA kernels rebuilt after adding a pointwise op", result,
-                    "cuda_add_pointwise_op_s", own=["measure_build_probe"])
+            rebuild(
+                ["cmake", "--build", str(cuda_build), "-j", str(args.jobs), "--target", "kiln_cuda_kernels"],
+                cuda_src,
+                cuda_build,
+                "CUDA kernels rebuilt after adding a pointwise op",
+                result,
+                "cuda_add_pointwise_op_s",
+                own=["measure_build_probe"],
+            )
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
 
 

@@ -25,16 +25,23 @@ def main():
     ap.add_argument("--suite", required=True, help="the suite's summary, e.g. '577/577 test cases passed'")
     ap.add_argument("--source", required=True, help="what was built, e.g. 'the tree of commit abc1234'")
     ap.add_argument("--date", default=str(datetime.date.today()))
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
-                                                  "cuda_device_run.json"))
+    ap.add_argument(
+        "--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "cuda_device_run.json")
+    )
     args = ap.parse_args()
     results = load_results(args.results)  # the worst result of a cell counts
     cells = sorted(k for k, r in results.items() if r["backend"] == "cuda" and r["status"] == "pass")
     if not cells:
         sys.exit(f"record_device_run: no passing CUDA cells in {args.results}")
-    doc = {"comment": "CUDA cells that passed when the device suite last ran on a GPU; "
-                      "written by tools/record_device_run.py, read by tools/coverage.py --device-run.",
-           "device": args.device, "date": args.date, "suite": args.suite, "source": args.source, "cells": cells}
+    doc = {
+        "comment": "CUDA cells that passed when the device suite last ran on a GPU; "
+        "written by tools/record_device_run.py, read by tools/coverage.py --device-run.",
+        "device": args.device,
+        "date": args.date,
+        "suite": args.suite,
+        "source": args.source,
+        "cells": cells,
+    }
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=0)
         f.write("\n")

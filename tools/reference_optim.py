@@ -21,8 +21,24 @@ def _unscaled(g, grad_scale):
     return G
 
 
-def _adam(decoupled, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1, beta2,
-          weight_decay, eps, amsgrad, maximize, grad_scale=None, found_inf=None):
+def _adam(
+    decoupled,
+    self,
+    grads,
+    exp_avgs,
+    exp_avg_sqs,
+    max_exp_avg_sqs,
+    state_steps,
+    lr,
+    beta1,
+    beta2,
+    weight_decay,
+    eps,
+    amsgrad,
+    maximize,
+    grad_scale=None,
+    found_inf=None,
+):
     if _skipped(found_inf):
         return
     for i, p in enumerate(self):
@@ -42,8 +58,8 @@ def _adam(decoupled, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_
         if amsgrad:
             second = torch.maximum(max_exp_avg_sqs[i].double(), V)
             max_exp_avg_sqs[i].copy_(second)
-        denom = second.sqrt() / math.sqrt(1 - beta2 ** step) + eps
-        p.copy_(P - lr / (1 - beta1 ** step) * M / denom)
+        denom = second.sqrt() / math.sqrt(1 - beta2**step) + eps
+        p.copy_(P - lr / (1 - beta1**step) * M / denom)
         exp_avgs[i].copy_(M)
         exp_avg_sqs[i].copy_(V)
 
@@ -56,8 +72,20 @@ def fused_adamw(*args, **kwargs):
     _adam(True, *args, **kwargs)
 
 
-def fused_sgd(self, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
-              is_first_step, grad_scale=None, found_inf=None):
+def fused_sgd(
+    self,
+    grads,
+    momentum_buffer_list,
+    weight_decay,
+    momentum,
+    lr,
+    dampening,
+    nesterov,
+    maximize,
+    is_first_step,
+    grad_scale=None,
+    found_inf=None,
+):
     if _skipped(found_inf):
         return
     for i, p in enumerate(self):

@@ -24,6 +24,8 @@ def as_json(t):
         return {"dtype": "bool", "shape": list(t.shape), "data": [bool(v) for v in t.reshape(-1).tolist()]}
     if t.dtype == torch.uint8:
         return {"dtype": "uint8", "shape": list(t.shape), "data": [int(v) for v in t.reshape(-1).tolist()]}
-    data = [v if v == v and abs(v) != float("inf") else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
-            for v in t.reshape(-1).tolist()]
+    data = [
+        v if v == v and abs(v) != float("inf") else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
+        for v in t.reshape(-1).tolist()
+    ]
     return {"dtype": "float64", "shape": list(t.shape), "data": data}

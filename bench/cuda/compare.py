@@ -46,14 +46,16 @@ def main():
     kiln, _ = load(args.kiln)
     torch, meta = load(args.torch)
     print("# kiln vs PyTorch on CUDA\n")
-    print(f"Written by `bench/cuda/run.sh` on {datetime.date.today()}: {meta.get('device', 'a CUDA device')}, "
-          f"PyTorch {meta.get('torch', '?')} (CUDA {meta.get('cuda', '?')}) on the same GPU right after kiln. "
-          "libtorch with CUDA is not in Debian, so the two sides are two processes (kiln_cuda_bench, "
-          "torch_cuda_bench.py) with one timing rule: warm up, calibrate a loop of calls to about 5 ms, "
-          f"then the median of {meta.get('samples', '?')} loops, each closed by a device synchronize. "
-          "**Speedup** is PyTorch's time over kiln's (above 1: kiln is faster). The launch-overhead case "
-          "includes Python's per-call cost on PyTorch's side; the others queue GPU work faster than the "
-          "GPU runs it. float32 products run without TF32 unless the case says so, on both sides.\n")
+    print(
+        f"Written by `bench/cuda/run.sh` on {datetime.date.today()}: {meta.get('device', 'a CUDA device')}, "
+        f"PyTorch {meta.get('torch', '?')} (CUDA {meta.get('cuda', '?')}) on the same GPU right after kiln. "
+        "libtorch with CUDA is not in Debian, so the two sides are two processes (kiln_cuda_bench, "
+        "torch_cuda_bench.py) with one timing rule: warm up, calibrate a loop of calls to about 5 ms, "
+        f"then the median of {meta.get('samples', '?')} loops, each closed by a device synchronize. "
+        "**Speedup** is PyTorch's time over kiln's (above 1: kiln is faster). The launch-overhead case "
+        "includes Python's per-call cost on PyTorch's side; the others queue GPU work faster than the "
+        "GPU runs it. float32 products run without TF32 unless the case says so, on both sides.\n"
+    )
     print("| case | kiln | PyTorch | speedup | kiln rate | PyTorch rate |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name, k in kiln.items():
@@ -62,8 +64,10 @@ def main():
             print(f"| {name} | {duration(k['seconds'])} | (no case) | | {rate(k)} | |")
             continue
         speedup = t["seconds"] / k["seconds"]
-        print(f"| {name} | {duration(k['seconds'])} | {duration(t['seconds'])} | **{speedup:.2f}×** | "
-              f"{rate(k)} | {rate(t)} |")
+        print(
+            f"| {name} | {duration(k['seconds'])} | {duration(t['seconds'])} | **{speedup:.2f}×** | "
+            f"{rate(k)} | {rate(t)} |"
+        )
     for name in torch:
         if name not in kiln:
             print(f"| {name} | (no case) | {duration(torch[name]['seconds'])} | | | {rate(torch[name])} |")

@@ -43,6 +43,7 @@ def unary(name, op):
     def prepare():
         x = randn(N)
         return lambda: op(x)
+
     return (name + " 16M", 2 * N * F32, 0, prepare)
 
 
@@ -54,7 +55,9 @@ def mm_case(name, n, dtype, tf32):
             torch.backends.cuda.matmul.allow_tf32 = tf32
             torch.mm(a, b)
             torch.backends.cuda.matmul.allow_tf32 = False
+
         return run
+
     return (name, 0, 2.0 * n * n * n, prepare)
 
 
@@ -62,6 +65,7 @@ def pair(sizes_a, sizes_b, body):
     def prepare():
         a, b = randn(*sizes_a), randn(*sizes_b)
         return lambda: body(a, b)
+
     return prepare
 
 
@@ -69,6 +73,7 @@ def single(sizes, body):
     def prepare():
         x = randn(*sizes)
         return lambda: body(x)
+
     return prepare
 
 
@@ -96,6 +101,7 @@ def mlp():
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+
     return step
 
 
@@ -108,6 +114,7 @@ def layer_norm(backward):
         x, w, b = (t.requires_grad_() for t in (x, w, b))
         g = randn(4096, 1024)
         return lambda: torch.autograd.grad(F.layer_norm(x, (1024,), w, b), (x, w, b), g)
+
     return prepare
 
 
@@ -124,6 +131,7 @@ def batch_norm(backward):
         x, w, b = (t.requires_grad_() for t in (x, w, b))
         g = randn(32, 64, 56, 56)
         return lambda: torch.autograd.grad(F.batch_norm(x, rm, rv, w, b, training=True), (x, w, b), g)
+
     return prepare
 
 
@@ -136,6 +144,7 @@ def conv2d(dtype, backward):
         x, w, b = (t.requires_grad_() for t in (x, w, b))
         g = randn(16, 64, 56, 56, dtype=dtype)
         return lambda: torch.autograd.grad(F.conv2d(x, w, b, 1, 1), (x, w, b), g)
+
     return prepare
 
 
@@ -143,6 +152,7 @@ def benchmarked(prepare):
     def prepare_benchmarked():
         torch.backends.cudnn.benchmark = True
         return prepare()
+
     return prepare_benchmarked
 
 
@@ -159,6 +169,7 @@ def attention(backward, dtype=torch.float32):
         q, k, v = (t.requires_grad_() for t in (q, k, v))
         g = randn(8, 1024, 64, dtype=dtype)
         return lambda: torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), g)
+
     return prepare
 
 
@@ -168,7 +179,12 @@ def cases():
         ("add 16M", 3 * N * F32, 0, pair([N], [N], lambda x, y: x + y)),
         ("add 16M, out=", 3 * N * F32, 0, add_out),
         ("broadcast add [4096,4096]+[4096]", 2 * N * F32, 0, pair([4096, 4096], [4096], lambda x, r: x + r)),
-        ("transposed add a.t()+b [4096,4096]", 3 * N * F32, 0, pair([4096, 4096], [4096, 4096], lambda a, b: a.t() + b)),
+        (
+            "transposed add a.t()+b [4096,4096]",
+            3 * N * F32,
+            0,
+            pair([4096, 4096], [4096, 4096], lambda a, b: a.t() + b),
+        ),
         unary("relu", torch.relu),
         unary("exp", torch.exp),
         unary("tanh", torch.tanh),
@@ -186,7 +202,7 @@ def cases():
         mm_case("mm 4096 float32, TF32", 4096, torch.float32, True),
         mm_case("mm 4096 bfloat16", 4096, torch.bfloat16, False),
         mm_case("mm 8192 bfloat16", 8192, torch.bfloat16, False),
-        ("bmm [64,512,512] float32", 0, 2.0 * 64 * 512 ** 3, pair([64, 512, 512], [64, 512, 512], torch.bmm)),
+        ("bmm [64,512,512] float32", 0, 2.0 * 64 * 512**3, pair([64, 512, 512], [64, 512, 512], torch.bmm)),
         ("layer_norm [4096,1024] fwd", 2 * 4096 * 1024 * F32, 0, layer_norm(False)),
         ("layer_norm [4096,1024] fwd+bwd", 5 * 4096 * 1024 * F32, 0, layer_norm(True)),
         ("batch_norm training [32,64,56,56] fwd", 3 * BN_ELEMS * F32, 0, batch_norm(False)),
@@ -201,18 +217,38 @@ def cases():
         ("causal attention [8,1024,64] float16 fwd", 0, ATTN_FLOPS, attention(False, torch.float16)),
         ("causal attention [8,1024,64] float16 fwd+bwd", 0, 2.5 * ATTN_FLOPS, attention(True, torch.float16)),
         ("causal attention [8,1024,64] bfloat16 fwd+bwd", 0, 2.5 * ATTN_FLOPS, attention(True, torch.bfloat16)),
-        ("max_pool2d 3x3/2 [32,64,112,112]", 1.25 * 32 * 64 * 112 * 112 * F32, 0,
-         single([32, 64, 112, 112], lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1))),
+        (
+            "max_pool2d 3x3/2 [32,64,112,112]",
+            1.25 * 32 * 64 * 112 * 112 * F32,
+            0,
+            single([32, 64, 112, 112], lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1)),
+        ),
         ("MLP training step 784-256-256-10, batch 128", 0, 0, mlp),
         # last, as the mode stays on: cuDNN's algorithms timed once per shape
-        ("conv2d [16,64,56,56] x [64,64,3,3] float32 fwd, cudnn.benchmark", 0, CONV_FLOPS,
-         benchmarked(conv2d(torch.float32, False))),
-        ("conv2d [16,64,56,56] x [64,64,3,3] float32 fwd+bwd, cudnn.benchmark", 0, 3 * CONV_FLOPS,
-         benchmarked(conv2d(torch.float32, True))),
-        ("conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd, cudnn.benchmark", 0, CONV_FLOPS,
-         benchmarked(conv2d(torch.bfloat16, False))),
-        ("conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd+bwd, cudnn.benchmark", 0, 3 * CONV_FLOPS,
-         benchmarked(conv2d(torch.bfloat16, True))),
+        (
+            "conv2d [16,64,56,56] x [64,64,3,3] float32 fwd, cudnn.benchmark",
+            0,
+            CONV_FLOPS,
+            benchmarked(conv2d(torch.float32, False)),
+        ),
+        (
+            "conv2d [16,64,56,56] x [64,64,3,3] float32 fwd+bwd, cudnn.benchmark",
+            0,
+            3 * CONV_FLOPS,
+            benchmarked(conv2d(torch.float32, True)),
+        ),
+        (
+            "conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd, cudnn.benchmark",
+            0,
+            CONV_FLOPS,
+            benchmarked(conv2d(torch.bfloat16, False)),
+        ),
+        (
+            "conv2d [16,64,56,56] x [64,64,3,3] bfloat16 fwd+bwd, cudnn.benchmark",
+            0,
+            3 * CONV_FLOPS,
+            benchmarked(conv2d(torch.bfloat16, True)),
+        ),
     ]
 
 
@@ -220,8 +256,19 @@ def main():
     samples = int(sys.argv[1]) if len(sys.argv) > 1 else 11
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False  # kiln's float32 convolutions run without TF32 too
-    print(json.dumps({"meta": {"torch": torch.__version__, "cuda": torch.version.cuda,
-                               "device": torch.cuda.get_device_name(), "samples": samples}}), flush=True)
+    print(
+        json.dumps(
+            {
+                "meta": {
+                    "torch": torch.__version__,
+                    "cuda": torch.version.cuda,
+                    "device": torch.cuda.get_device_name(),
+                    "samples": samples,
+                }
+            }
+        ),
+        flush=True,
+    )
     for name, nbytes, flops, prepare in cases():
         s = median_seconds_per_call(prepare(), samples)
         print(json.dumps({"case": name, "seconds": s, "bytes": nbytes, "flops": flops}), flush=True)

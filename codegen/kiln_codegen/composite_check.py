@@ -14,7 +14,10 @@ def problem(body, keys):
     for i, text in enumerate(lines):
         m = _YAML_KEY.match(text)
         if m and m.group(1) in keys:
-            return i, f"composite body has a line that looks like the registry key '{m.group(1)}:' (indented into the block?)"
+            return (
+                i,
+                f"composite body has a line that looks like the registry key '{m.group(1)}:' (indented into the block?)",
+            )
         if _YAML_ITEM.match(text):
             return i, "composite body has a line that looks like a YAML list item (a sample indented into the block?)"
     stack = []

@@ -4,16 +4,32 @@ import re
 from .signature import Type
 
 DTYPE_ENUM = {
-    "bool": "Bool", "uint8": "UInt8", "int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64",
-    "float16": "Float16", "bfloat16": "BFloat16", "float32": "Float32", "float64": "Float64",
-    "complex64": "Complex64", "complex128": "Complex128",
+    "bool": "Bool",
+    "uint8": "UInt8",
+    "int8": "Int8",
+    "int16": "Int16",
+    "int32": "Int32",
+    "int64": "Int64",
+    "float16": "Float16",
+    "bfloat16": "BFloat16",
+    "float32": "Float32",
+    "float64": "Float64",
+    "complex64": "Complex64",
+    "complex128": "Complex128",
 }
 # storage type, compute ("opmath") type
 DTYPE_CPP = {
-    "bool": ("bool", "bool"), "uint8": ("uint8_t", "uint8_t"), "int8": ("int8_t", "int8_t"),
-    "int16": ("int16_t", "int16_t"), "int32": ("int32_t", "int32_t"), "int64": ("int64_t", "int64_t"),
-    "float16": ("Half", "float"), "bfloat16": ("BFloat16", "float"), "float32": ("float", "float"),
-    "float64": ("double", "double"), "complex64": ("complex<float>", "complex<float>"),
+    "bool": ("bool", "bool"),
+    "uint8": ("uint8_t", "uint8_t"),
+    "int8": ("int8_t", "int8_t"),
+    "int16": ("int16_t", "int16_t"),
+    "int32": ("int32_t", "int32_t"),
+    "int64": ("int64_t", "int64_t"),
+    "float16": ("Half", "float"),
+    "bfloat16": ("BFloat16", "float"),
+    "float32": ("float", "float"),
+    "float64": ("double", "double"),
+    "complex64": ("complex<float>", "complex<float>"),
     "complex128": ("complex<double>", "complex<double>"),
 }
 REAL_OF = {"complex64": "float32", "complex128": "float64"}
@@ -104,7 +120,9 @@ def default_value(arg, base=False):
             return "{" + inner + "}" if inner else "{}"
         return "{" + d + "}"
     if t.base == "float" and t.is_list:
-        inner = ", ".join(x if any(c in x for c in ".e") else x + ".0" for x in re.split(r"\s*,\s*", d.strip("[] ")) if x)
+        inner = ", ".join(
+            x if any(c in x for c in ".e") else x + ".0" for x in re.split(r"\s*,\s*", d.strip("[] ")) if x
+        )
         return "{" + inner + "}"
     if t.base == "bool":
         return "true" if d == "True" else "false"
@@ -123,8 +141,12 @@ def default_value(arg, base=False):
 
 # A factory's keyword arguments (PyTorch's dtype, layout, device plus requires_grad) are one
 # `TensorOptions options` parameter in C++, as libtorch's at::zeros(size, options).
-OPTIONS_GROUP = (("dtype", "ScalarType?", "None"), ("layout", "Layout?", "None"), ("device", "Device?", "None"),
-                 ("requires_grad", "bool", "False"))
+OPTIONS_GROUP = (
+    ("dtype", "ScalarType?", "None"),
+    ("layout", "Layout?", "None"),
+    ("device", "Device?", "None"),
+    ("requires_grad", "bool", "False"),
+)
 
 
 def options_start(sig):
@@ -133,7 +155,7 @@ def options_start(sig):
     if "device" not in names:
         return None
     start = names.index("dtype") if "dtype" in names else -1
-    got = [(a.name, a.type.schema(), a.default) for a in sig.arguments[start:start + len(OPTIONS_GROUP)]]
+    got = [(a.name, a.type.schema(), a.default) for a in sig.arguments[start : start + len(OPTIONS_GROUP)]]
     return start if start >= 0 and got == list(OPTIONS_GROUP) else None
 
 

@@ -14,8 +14,10 @@ class RegistryError(Exception):
     def format(self, where):
         """where: loader.Sources (FILE:LINE in the file the line is in) or one file's name.
         A hint may name another line as {line:N}."""
+
         def at(line):
             return where.at(line) if hasattr(where, "at") else f"{where}:{line}"
+
         text = f"{at(self.line)}: {self.message}"
         if self.hint:
             text += "\n  hint: " + _LINE_REF.sub(lambda m: at(int(m.group(1))), self.hint)

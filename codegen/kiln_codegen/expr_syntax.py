@@ -4,12 +4,15 @@ generated code. It accepts the expression subset the registry uses: names (`a::b
 literals, calls, member calls, indexing, `{...}` lists, unary and binary operators, `?:`."""
 import re
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<space>\s+|/\*.*?\*/)
   | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFuUlL]*)
   | (?P<name>[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)
   | (?P<op><<|>>|<=|>=|==|!=|&&|\|\||->|[-+*/%<>&|^!~?:.,()\[\]{}])
-""", re.X | re.S)
+""",
+    re.X | re.S,
+)
 _BINARY = {"||", "&&", "|", "^", "&", "==", "!=", "<", ">", "<=", ">=", "<<", ">>", "+", "-", "*", "/", "%"}
 _UNARY = {"-", "+", "!", "~"}
 

@@ -8,12 +8,41 @@ from .errors import RegistryError
 
 _IDENT = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 # Hand-written runtime functions formulas may call besides ops (creation and reduction helpers).
-RUNTIME_FUNCTIONS = {"zeros_like", "ones_like", "zeros", "ones", "full", "full_like", "empty_like",
-                     "wrapped_scalar", "scalar_tensor", "autograd::sum_to", "std::min", "std::max"}
+RUNTIME_FUNCTIONS = {
+    "zeros_like",
+    "ones_like",
+    "zeros",
+    "ones",
+    "full",
+    "full_like",
+    "empty_like",
+    "wrapped_scalar",
+    "scalar_tensor",
+    "autograd::sum_to",
+    "std::min",
+    "std::max",
+}
 CONSTANTS = {"true", "false", "nullopt", "std::nullopt", "INT64_MAX", "INT64_MIN"}
 # Tensor methods that are hand-written (tensor.h), not generated from ops.
-CORE_METHODS = {"sizes", "strides", "size", "stride", "dim", "numel", "dtype", "device", "options",
-                "detach", "to", "copy_", "fill_", "zero_", "is_contiguous", "defined", "item"}
+CORE_METHODS = {
+    "sizes",
+    "strides",
+    "size",
+    "stride",
+    "dim",
+    "numel",
+    "dtype",
+    "device",
+    "options",
+    "detach",
+    "to",
+    "copy_",
+    "fill_",
+    "zero_",
+    "is_contiguous",
+    "defined",
+    "item",
+}
 
 
 def tokens(text):
@@ -27,7 +56,7 @@ def tokens(text):
         if start > 0 and (text[start - 1].isdigit() or text[start - 1] == "."):
             # after "." a member, unless the "." ends a number literal (2.f); an identifier
             # that ends in a digit (mat2.transpose) is not a number
-            word = re.search(r"\w*$", text[:start - 1]).group(0) if text[start - 1] == "." else ""
+            word = re.search(r"\w*$", text[: start - 1]).group(0) if text[start - 1] == "." else ""
             if text[start - 1] == "." and not (word and word.isdigit()):
                 yield m.group(0), text[end:].lstrip().startswith("("), True
             continue
@@ -42,8 +71,12 @@ def _declared_functions(path):
     names = set()
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
-    for m in re.finditer(r"^[ \t]*(?:inline\s+|static\s+|KILN_HOST_DEVICE\s+|constexpr\s+|template\s*<[^>]*>\s*)*"
-                         r"[\w:<>,\s\*&]+?\b([A-Za-z_]\w*)\s*\(", text, re.M):
+    for m in re.finditer(
+        r"^[ \t]*(?:inline\s+|static\s+|KILN_HOST_DEVICE\s+|constexpr\s+|template\s*<[^>]*>\s*)*"
+        r"[\w:<>,\s\*&]+?\b([A-Za-z_]\w*)\s*\(",
+        text,
+        re.M,
+    ):
         names.add(m.group(1))
     # Functions stamped out by macros: KILN_REAL_UNARY(cosh, std::cosh(x))
     for m in re.finditer(r"^[ \t]*[A-Z][A-Z0-9_]+\(\s*([a-z_]\w*)\s*[,)]", text, re.M):
@@ -97,37 +130,56 @@ def check_registry(registry, formula_lines, root, errors):
     math = _math_functions(root)
     for op in registry.ops:
         locals_ = local_names(op)
-        for inp, formula in (() if op.derivative_not_implemented else op.derivatives.items()):
+        for inp, formula in () if op.derivative_not_implemented else op.derivatives.items():
             # a joint formula learns which of its inputs need a gradient
             formula_locals = locals_ | ({"grad_input_mask"} if "," in inp else set())
             line = formula_lines.get((op.full_name, inp), op.line)
             bad = expr_syntax.problem(formula)
             if bad:
-                errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} is not a C++ expression: {bad}"))
+                errors.append(
+                    RegistryError(line, f"derivative of '{inp}' in {op.full_name} is not a C++ expression: {bad}")
+                )
                 continue
             over_base = (op.kind == "pointwise" or op.structured) and not op.is_factory
             for name, is_call, is_member in tokens(formula):
                 if is_member and is_call and over_base and name in op_names:
                     # the entry is compiled over TensorBase, which has no op methods
-                    errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} calls op '{name}' as a method",
-                                                f"write it as a function call: {name}(x, ...) instead of x.{name}(...)"))
+                    errors.append(
+                        RegistryError(
+                            line,
+                            f"derivative of '{inp}' in {op.full_name} calls op '{name}' as a method",
+                            f"write it as a function call: {name}(x, ...) instead of x.{name}(...)",
+                        )
+                    )
                     continue
                 if is_member:
                     continue
                 if is_call:
                     if name in callable_names or (helpers is None and allow_missing):
                         continue
-                    errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} calls unknown function '{name}'",
-                                                "use a kiln op from ops/*.yaml or a helper declared in runtime/include/kiln/autograd/formulas.h"))
+                    errors.append(
+                        RegistryError(
+                            line,
+                            f"derivative of '{inp}' in {op.full_name} calls unknown function '{name}'",
+                            "use a kiln op from ops/*.yaml or a helper declared in runtime/include/kiln/autograd/formulas.h",
+                        )
+                    )
                 elif name not in formula_locals and name not in CONSTANTS:
-                    errors.append(RegistryError(line, f"derivative of '{inp}' in {op.full_name} names unknown input '{name}'",
-                                                f"names in scope: {', '.join(sorted(formula_locals))}"))
+                    errors.append(
+                        RegistryError(
+                            line,
+                            f"derivative of '{inp}' in {op.full_name} names unknown input '{name}'",
+                            f"names in scope: {', '.join(sorted(formula_locals))}",
+                        )
+                    )
         if op.jvp and op.jvp != "linear":
             _check_jvp(op, formula_lines.get((op.full_name, "jvp"), op.line), callable_names, method_names, errors)
         if op.kind == "pointwise":
             bad = expr_syntax.problem(op.body)
             if bad:
-                errors.append(RegistryError(op.line, f"{op.full_name}: the pointwise expression is not a C++ expression: {bad}"))
+                errors.append(
+                    RegistryError(op.line, f"{op.full_name}: the pointwise expression is not a C++ expression: {bad}")
+                )
                 continue
             args = {a.name for a in op.sig.arguments}
             for name, is_call, is_member in tokens(op.body):
@@ -135,11 +187,21 @@ def check_registry(registry, formula_lines, root, errors):
                     continue
                 if is_call:
                     if math is not None and name not in math:
-                        errors.append(RegistryError(op.line, f"{op.full_name}: pointwise expression calls unknown function '{name}'",
-                                                    "scalar functions live in kiln/common/math.h (namespace kiln::math)"))
+                        errors.append(
+                            RegistryError(
+                                op.line,
+                                f"{op.full_name}: pointwise expression calls unknown function '{name}'",
+                                "scalar functions live in kiln/common/math.h (namespace kiln::math)",
+                            )
+                        )
                 elif name not in args and name not in CONSTANTS:
-                    errors.append(RegistryError(op.line, f"{op.full_name}: pointwise expression names unknown argument '{name}'",
-                                                f"arguments: {', '.join(sorted(args))}"))
+                    errors.append(
+                        RegistryError(
+                            op.line,
+                            f"{op.full_name}: pointwise expression names unknown argument '{name}'",
+                            f"arguments: {', '.join(sorted(args))}",
+                        )
+                    )
 
 
 def jvp_locals(op):
@@ -165,8 +227,18 @@ def _check_jvp(op, line, callable_names, method_names, errors):
             continue
         if is_call:
             if name not in callable_names:
-                errors.append(RegistryError(line, f"jvp of {op.full_name} calls unknown function '{name}'",
-                                            "use a kiln op from ops/*.yaml or a helper declared in runtime/include/kiln/autograd/formulas.h"))
+                errors.append(
+                    RegistryError(
+                        line,
+                        f"jvp of {op.full_name} calls unknown function '{name}'",
+                        "use a kiln op from ops/*.yaml or a helper declared in runtime/include/kiln/autograd/formulas.h",
+                    )
+                )
         elif name not in locals_ and name not in CONSTANTS:
-            errors.append(RegistryError(line, f"jvp of {op.full_name} names unknown '{name}'",
-                                        f"names in scope: {', '.join(sorted(locals_))}"))
+            errors.append(
+                RegistryError(
+                    line,
+                    f"jvp of {op.full_name} names unknown '{name}'",
+                    f"names in scope: {', '.join(sorted(locals_))}",
+                )
+            )

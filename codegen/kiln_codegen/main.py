@@ -1,4 +1,4 @@
-"""Command line: validate the registry (ops/*.yaml, or one file), then render generated/."""
+"""Command line: validate the registry (ops.yaml and the family files it lists), then render generated/."""
 import argparse
 import hashlib
 import os
@@ -11,15 +11,29 @@ from .errors import ErrorList, RegistryError
 
 def run(argv=None):
     parser = argparse.ArgumentParser(description="Generate kiln's C++ from the op registry")
-    parser.add_argument("--ops", required=True, help="the registry: a folder of *.yaml files (ops/), or one file")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument(
+        "--registry", metavar="OPS_YAML", help="the registry's root file (ops.yaml), which lists the family files"
+    )
+    where.add_argument(
+        "--ops",
+        dest="registry",
+        metavar="PATH",
+        help="older spelling: the family folder (ops/, meaning the ops.yaml " "beside it) or a root file",
+    )
     parser.add_argument("--out", required=True, help="output directory (generated/)")
-    parser.add_argument("--root", default=None, help="source tree, to find hand-written kernels (default: the registry's parent folder)")
+    parser.add_argument(
+        "--root", default=None, help="source tree, to find hand-written kernels (default: the root file's folder)"
+    )
     parser.add_argument("--check", action="store_true", help="validate only, write nothing")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--stamp", help="after a successful run, write a digest of the inputs here")
-    parser.add_argument("--reuse-stamp", action="store_true",
-                        help="do nothing when --stamp already holds the inputs' digest (the build step, after "
-                             "the configure step generated from the same registry and generator)")
+    parser.add_argument(
+        "--reuse-stamp",
+        action="store_true",
+        help="do nothing when --stamp already holds the inputs' digest (the build step, after "
+        "the configure step generated from the same registry and generator)",
+    )
     args = parser.parse_args(argv)
     digest = _inputs_digest(args) if args.stamp else None
     if args.reuse_stamp and digest and _read(args.stamp) == digest:
@@ -27,14 +41,15 @@ def run(argv=None):
         if not args.quiet:
             print("kiln codegen: generated/ is current (same registry and generator as its last run)")
         return 0
-    root = args.root or os.path.dirname(os.path.abspath(args.ops))
+    registry_file = loader.registry_root(args.registry)
+    root = args.root or os.path.dirname(os.path.abspath(registry_file))
     start = time.perf_counter()
-    sources = os.path.basename(os.path.normpath(args.ops))
+    sources = os.path.basename(registry_file)
     try:
-        doc, sources = loader.load_registry(args.ops)
+        doc, sources = loader.load_registry(registry_file)
         registry = model.build(doc, root)
     except OSError as e:
-        print(f"{e.filename or args.ops}:1: cannot read: {e.strerror}", file=sys.stderr)
+        print(f"{e.filename or registry_file}:1: cannot read: {e.strerror}", file=sys.stderr)
         return 1
     except RegistryError as e:
         print(e.format(getattr(e, "sources", sources)), file=sys.stderr)
@@ -45,8 +60,11 @@ def run(argv=None):
         print(f"{sources.label}: {len(el.errors)} error(s); nothing was generated", file=sys.stderr)
         return 1
     for op in registry.missing:
-        print(f"{sources.at(op.line)}: warning: {op.full_name}: {op.kind} '{op.body}' not written yet; "
-              "it raises NotImplementedError (KILN_ALLOW_MISSING_KERNELS=1)", file=sys.stderr)
+        print(
+            f"{sources.at(op.line)}: warning: {op.full_name}: {op.kind} '{op.body}' not written yet; "
+            "it raises NotImplementedError (KILN_ALLOW_MISSING_KERNELS=1)",
+            file=sys.stderr,
+        )
     if args.check:
         return 0
     changed, total = render.render(registry, args.out, sources=sources)
@@ -54,19 +72,30 @@ def run(argv=None):
         with open(args.stamp, "w", encoding="utf-8") as fh:
             fh.write(digest)
     if not args.quiet:
-        print(f"kiln codegen: {len(registry.ops)} ops, {changed} of {total} files changed "
-              f"({time.perf_counter() - start:.2f} s)")
+        print(
+            f"kiln codegen: {len(registry.ops)} ops, {changed} of {total} files changed "
+            f"({time.perf_counter() - start:.2f} s)"
+        )
     return 0
 
 
 def _inputs_digest(args):
     """What a run's output depends on besides the hand-written kernels (which it only checks):
     the registry files, the generator's own files and the arguments."""
-    h = hashlib.sha256(repr((os.path.abspath(args.ops), os.path.abspath(args.out), args.root,
-                             os.environ.get("KILN_ALLOW_MISSING_KERNELS"))).encode())
+    h = hashlib.sha256(
+        repr(
+            (
+                os.path.abspath(loader.registry_root(args.registry)),
+                os.path.abspath(args.out),
+                args.root,
+                os.environ.get("KILN_ALLOW_MISSING_KERNELS"),
+            )
+        ).encode()
+    )
     here = os.path.dirname(os.path.abspath(__file__))
-    files = loader.registry_files(args.ops) + sorted(
-        os.path.join(d, f) for d, _, names in os.walk(here) for f in names if f.endswith((".py", ".j2")))
+    files = loader.registry_files(args.registry) + sorted(
+        os.path.join(d, f) for d, _, names in os.walk(here) for f in names if f.endswith((".py", ".j2"))
+    )
     for path in files:
         h.update(path.encode())
         with open(path, "rb") as fh:

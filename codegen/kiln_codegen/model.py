@@ -13,7 +13,7 @@ from . import formulas
 from . import composite_check
 from .cpp import OPTIONS_GROUP, options_start
 from .errors import ErrorList, RegistryError
-from .signature import Signature, SignatureError, parse_signature
+from .signature import Signature, SignatureError, parse_signature, parse_type
 
 
 def replace(obj, **changes):
@@ -30,24 +30,86 @@ def replace(obj, **changes):
         object.__setattr__(new, k, v)
     return new
 
-DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-          "float32", "float64", "complex64", "complex128"]
+
+DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 INTEGRAL = {"uint8", "int8", "int16", "int32", "int64"}
 FLOATING = {"float16", "bfloat16", "float32", "float64"}
 COMPLEX = {"complex64", "complex128"}
 BACKENDS = ["cpu", "cuda"]
-FAMILIES = ["pointwise", "activation", "comparison", "logical", "bitwise", "reduction", "linalg",
-            "view", "shape", "nn", "loss", "factory", "random", "amp", "sorting", "optim"]
+FAMILIES = [
+    "pointwise",
+    "activation",
+    "comparison",
+    "logical",
+    "bitwise",
+    "reduction",
+    "linalg",
+    "view",
+    "shape",
+    "nn",
+    "loss",
+    "factory",
+    "random",
+    "amp",
+    "sorting",
+    "optim",
+]
 PROMOTIONS = ["default", "int_to_float", "bool_result", "complex_to_real", "self"]
 KINDS = ["pointwise", "kernel", "composite"]
 NOT_IMPLEMENTED = "not_implemented"  # `derivatives: not_implemented` (see Op.derivative_not_implemented)
 VARIANTS = ["function", "method", "inplace", "out"]
 OP_KEYS = {
-    "signature", "family", "dtypes", "cuda_dtypes", "backends", "pointwise", "kernel", "native", "composite",
-    "promotion", "promote_scalars", "bool_inputs", "choices", "derivatives", "non_differentiable",
-    "gradgrad", "variants", "operator", "samples", "domain", "torch", "doc", "special_values", "meta",
-    "result_dtype", "identity", "zero_dim", "differentiable", "compare", "integer_divisor", "integer_exponent",
-    "output_differentiability", "jvp", "autocast", "reads_storage", "checks", "cpp_no_default_args", "foreach_lists",
+    "signature",
+    "family",
+    "dtypes",
+    "cuda_dtypes",
+    "backends",
+    "pointwise",
+    "kernel",
+    "native",
+    "composite",
+    "promotion",
+    "promote_scalars",
+    "bool_inputs",
+    "choices",
+    "derivatives",
+    "non_differentiable",
+    "gradgrad",
+    "variants",
+    "operator",
+    "samples",
+    "domain",
+    "torch",
+    "doc",
+    "special_values",
+    "meta",
+    "result_dtype",
+    "identity",
+    "zero_dim",
+    "differentiable",
+    "compare",
+    "integer_divisor",
+    "integer_exponent",
+    "output_differentiability",
+    "jvp",
+    "autocast",
+    "reads_storage",
+    "checks",
+    "cpp_no_default_args",
+    "foreach_lists",
 }
 # `checks:` raise one of these when an argument's value is out of its domain (softshrink's lambd)
 CHECK_ERRORS = ["ValueError", "IndexError", "ShapeError"]
@@ -59,160 +121,53 @@ AUTOCAST_LOWER = {"cpu": ["bfloat16"], "cuda": ["float16", "bfloat16"]}
 # What the generated forward test compares with PyTorch's result: the values, or only sizes,
 # dtype and device (uninitialized results such as empty's, and draws from kiln's generator).
 COMPARES = ["values", "metadata"]
-TOP_KEYS = {"dtype_groups", "ops"}
-# Meta families of structured kernel ops (`kernel:` + `meta:`): the shared, device-independent
-# step in runtime/include/kiln/meta/<header>.h (the only meta header an entry or kernel of the
-# family includes, so a new family recompiles nothing else), the plan it returns (kiln::meta::<plan>), the
-# arguments it consumes, its result_dtype rules, and whether an in-place variant is legal (the
-# result has self's shape).
-META_FAMILIES = {
-    "along_dim": dict(plan="AlongDimPlan", header="along_dim", args={"self": ["Tensor"], "dim": ["int"], "dtype": ["ScalarType?"]},
-                      required=["self", "dim"], inplace=True, results=["self", "accumulate", "floating"],
-                      more_tensors=True),
-    "reduction": dict(plan="ReducePlan", header="reduction", args={"self": ["Tensor"], "dim": ["int", "int?", "int[]", "int[1]", "int[]?", "int[1]?"],
-                            "keepdim": ["bool"], "dtype": ["ScalarType?"]},
-                      required=["self"], inplace=False, results=["self", "inexact", "accumulate", "real", "logical", "int64"],
-                      more_tensors=False),
-    # op-specific meta steps: every argument goes to the meta function and the kernel;
-    # dense_inputs: the kernel gets its tensors contiguous (else in any layout)
-    "nll_loss": dict(custom=True, plan="NllLossPlan", header="nll_loss", dense_inputs=True, inplace=False, results=["self"]),
-    "mm": dict(custom=True, plan="MatmulPlan", header="matmul", dense_inputs=False, inplace=False, results=["self"]),
-    "addmm": dict(custom=True, plan="MatmulPlan", header="matmul", dense_inputs=False, inplace=False, results=["self"]),
-    "bmm": dict(custom=True, plan="MatmulPlan", header="matmul", dense_inputs=False, inplace=False, results=["self"]),
-    # sorting and selection (kiln/meta/sorting.h): the plan carries dim, order, k and the
-    # result sizes (plan_only: the kernel gets no argument besides the plan and the tensors)
-    "sort": dict(custom=True, plan="SortPlan", header="sorting", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
-    "topk": dict(custom=True, plan="SortPlan", header="sorting", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
-    "kthvalue": dict(custom=True, plan="SortPlan", header="sorting", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
-    "select_dim": dict(custom=True, plan="SortPlan", header="sorting", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
-    "select_all": dict(custom=True, plan="SortPlan", header="sorting", dense_inputs=True, plan_only=True, inplace=False, results=["self"]),
-    # indexing (kiln/meta/indexing.h): the kernels check index values before writing; the
-    # scatter and index_* families write self's shape, so they have in-place variants
-    "gather": dict(custom=True, plan="ScatterGatherPlan", header="indexing", dense_inputs=True, inplace=False, results=["self"]),
-    "scatter": dict(custom=True, plan="ScatterGatherPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
-    "scatter_add": dict(custom=True, plan="ScatterGatherPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
-    "scatter_reduce": dict(custom=True, plan="ScatterGatherPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
-    "index_select": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=False, results=["self"]),
-    "index_add": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
-    "index_copy": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
-    "index_fill": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
-    "take": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=False, results=["self"]),
-    "put": dict(custom=True, plan="IndexPlan", header="indexing", dense_inputs=True, inplace=True, results=["self"]),
-    # masks (kiln/meta/masking.h): nonzero and masked_select given their result's length (their
-    # composites count first); masked_scatter writes self's shape broadcast with mask's
-    "nonzero_sized": dict(custom=True, plan="MaskPlan", header="masking", dense_inputs=True, inplace=False, results=["self"]),
-    "masked_select_sized": dict(custom=True, plan="MaskPlan", header="masking", dense_inputs=True, inplace=False, results=["self"]),
-    "masked_scatter": dict(custom=True, plan="MaskPlan", header="masking", dense_inputs=True, inplace=True, results=["self"]),
-    # searching and histograms (kiln/meta/searching.h): searchsorted/bucketize search rows of a
-    # sorted sequence (int64 or int32 results), histc counts into bins (self's dtype), _bincount
-    # into a length the composite bincount read from the data (int64, or the weights' dtype)
-    "searchsorted": dict(custom=True, plan="SearchPlan", header="searching", dense_inputs=True, inplace=False, results=["self"]),
-    "bucketize": dict(custom=True, plan="SearchPlan", header="searching", dense_inputs=True, inplace=False, results=["self"]),
-    "histc": dict(custom=True, plan="HistcPlan", header="searching", dense_inputs=True, inplace=False, results=["self"]),
-    "bincount": dict(custom=True, plan="BincountPlan", header="searching", dense_inputs=True, inplace=False, results=["self"]),
-    # normalization (kiln/meta/normalization.h): layer_norm normalizes M rows of N elements and
-    # saves each row's mean and rstd (sized as PyTorch's: the batch dims, then 1s); its backward
-    # gives the input's gradient and the affine parameters' (of normalized_shape)
-    "layer_norm": dict(custom=True, plan="LayerNormPlan", header="normalization", dense_inputs=True, plan_only=True, inplace=False,
-                       results=["self"], result_sizes={"mean": "stat_sizes", "rstd": "stat_sizes"}),
-    "layer_norm_backward": dict(custom=True, plan="LayerNormPlan", header="normalization", dense_inputs=True, plan_only=True, inplace=False,
-                                results=["self"],
-                                result_sizes={"grad_weight": "param_sizes", "grad_bias": "param_sizes"}),
-    # batch norm's training kernels: per-channel statistics of [N, C, *] (in the compute dtype,
-    # float32 for 16-bit inputs) and the backward's input, weight and bias gradients
-    "batch_norm": dict(custom=True, plan="BatchNormPlan", header="normalization", dense_inputs=True, plan_only=True,
-                       inplace=False, results=["self"],
-                       result_sizes={"save_mean": "stat_sizes", "save_invstd": "stat_sizes"},
-                       result_dtypes={"save_mean": "stat_dtype", "save_invstd": "stat_dtype"}),
-    "batch_norm_backward": dict(custom=True, plan="BatchNormPlan", header="normalization", dense_inputs=True,
-                                plan_only=True, inplace=False, results=["self"],
-                                result_sizes={"grad_weight": "stat_sizes", "grad_bias": "stat_sizes"}),
-    # group norm's fused kernels: statistics per (sample, group), [N, group], in the input's dtype,
-    # and the backward's input, weight and bias gradients (the parameters' of [C])
-    "group_norm": dict(custom=True, plan="GroupNormPlan", header="normalization", dense_inputs=True, plan_only=True,
-                       inplace=False, results=["self"], result_sizes={"mean": "stat_sizes", "rstd": "stat_sizes"}),
-    "group_norm_backward": dict(custom=True, plan="GroupNormPlan", header="normalization", dense_inputs=True,
-                                plan_only=True, inplace=False, results=["self"],
-                                result_sizes={"grad_weight": "param_sizes", "grad_bias": "param_sizes"}),
-    # convolution (kiln/meta/convolution.h): one plan of an im2col'd image and the matrix
-    # products per group, for the convolution, its weight gradient and unfold/fold
-    "convolution": dict(custom=True, plan="ConvPlan", header="convolution", dense_inputs=True, plan_only=True,
-                        inplace=False, results=["self"]),
-    "convolution_backward_weight": dict(custom=True, plan="ConvPlan", header="convolution", dense_inputs=True,
-                                        plan_only=True, inplace=False, results=["self"]),
-    "im2col": dict(custom=True, plan="ConvPlan", header="convolution", dense_inputs=True, plan_only=True,
-                   inplace=False, results=["self"]),
-    "col2im": dict(custom=True, plan="ConvPlan", header="convolution", dense_inputs=True, plan_only=True,
-                   inplace=False, results=["self"]),
-    # attention (kiln/meta/attention.h): blockwise softmax(q k^T * scale + mask) v; the forward
-    # saves each query row's logsumexp (float32, float64 for float64) for the backward
-    "attention": dict(custom=True, plan="AttentionPlan", header="attention", dense_inputs=False, plan_only=True,
-                      inplace=False, results=["self"], result_sizes={"logsumexp": "lse_sizes"},
-                      result_dtypes={"logsumexp": "lse_dtype"}),
-    "attention_backward": dict(custom=True, plan="AttentionPlan", header="attention", dense_inputs=False,
-                               plan_only=True, inplace=False, results=["self"],
-                               result_sizes={"grad_key": "key_sizes", "grad_value": "value_sizes"}),
-    # pooling and resampling (kiln/meta/pooling.h): one plan (Pool2dPlan: planes of H x W and
-    # each spatial dim's window or source scale) for every 2-d pool, upsample and their backwards;
-    # a backward's result has its forward's input shape. Kernels get the plan and the tensors.
-    "max_pool2d": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
-                      results=["self"]),
-    "max_pool2d_backward": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
-                               results=["self"]),
-    "avg_pool2d": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
-                      results=["self"]),
-    "avg_pool2d_backward": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
-                               results=["self"]),
-    "adaptive_pool2d": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
-                           results=["self"]),
-    "adaptive_pool2d_backward": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
-                                    results=["self"]),
-    "upsample_nearest2d": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
-                              results=["self"]),
-    "upsample_nearest2d_backward": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
-                                       results=["self"]),
-    "upsample_bilinear2d": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
-                               results=["self"]),
-    "upsample_bilinear2d_backward": dict(custom=True, plan="Pool2dPlan", header="pooling", dense_inputs=True, plan_only=True, inplace=False,
-                                        results=["self"]),
-    # recurrent cells (kiln/meta/rnn.h): the fused LSTM/GRU gate ops and their backwards, one
-    # plan (batch, hidden size, gate count) and ATen's workspace layouts; results sized by name
-    "rnn_cell": dict(custom=True, plan="RnnCellPlan", header="rnn", dense_inputs=True, plan_only=True, inplace=False,
-                     results=["self"],
-                     result_sizes={"hy": "hidden_sizes", "cy": "hidden_sizes", "workspace": "workspace_sizes",
-                                   "grad_gates": "gates_sizes", "grad_cx": "hidden_sizes", "grad_bias": "bias_sizes",
-                                   "grad_input_gates": "gates_sizes", "grad_hidden_gates": "gates_sizes",
-                                   "grad_hx": "hidden_sizes"}),
-    # shape copies (kiln/meta/shape_build.h): flip reverses dims, triangle keeps tril's or
-    # triu's part of each matrix (in place too); both copy bytes, so every dtype shares one kernel
-    "flip": dict(custom=True, plan="FlipPlan", header="shape_build", dense_inputs=True, inplace=False, results=["self"]),
-    "triangle": dict(custom=True, plan="TrianglePlan", header="shape_build", dense_inputs=True, inplace=True, results=["self"]),
-    # factories: the meta step takes the op's arguments and its TensorOptions and resolves the
-    # result's sizes and dtype; the kernel fills the new tensor on the options' device
-    "arange": dict(custom=True, factory=True, plan="RangePlan", header="factories", dense_inputs=False, inplace=False, results=["self"]),
-    "linspace": dict(custom=True, factory=True, plan="LinspacePlan", header="factories", dense_inputs=False, inplace=False, results=["self"]),
-    "eye": dict(custom=True, factory=True, plan="EyePlan", header="factories", dense_inputs=False, inplace=False, results=["self"]),
-    "tri_indices": dict(custom=True, factory=True, plan="TriIndicesPlan", header="shape_build", dense_inputs=False, inplace=False,
-                        results=["self"]),
-    # In-place families (mutates): the kernel writes into the op's mutable arguments (Tensor(a!),
-    # Tensor(a!)[]); nothing is allocated and the op returns () or the mutable argument it names
-    # (Tensor(a!)), with the function variant only. `foreach`: the shared step over Tensor lists
-    # (kiln/meta/foreach.h: lengths, devices, layouts, sizes across lists; the other Tensor
-    # arguments are 1-element float32 tensors on the lists' device, as found_inf and grad_scale);
-    # the kernel gets the lists as TensorBaseLists, then the Tensors, then the other arguments.
-    "foreach": dict(custom=True, mutates=True, foreach=True, plan="ForeachPlan", header="foreach", dense_inputs=False, inplace=False,
-                    results=["self"]),
-    "amp_update_scale": dict(custom=True, mutates=True, plan="AmpUpdateScalePlan", header="amp", dense_inputs=False, inplace=False,
-                             results=["self"]),
+TOP_KEYS = {"dtype_groups", "meta_families", "files", "ops"}
+# Meta families of structured kernel ops live in ops.yaml (`meta_families`, read into MetaFamily).
+# Two are generic steps whose calls templates/structured.j2 writes itself, each taking the result
+# rules of its C++ enum (meta::AlongDimResult, meta::ReduceResult); every other family is custom:
+# its step is meta::<family>(<op name>, <every argument>), which chooses the dtype itself.
+GENERIC_META = {
+    "along_dim": ["self", "accumulate", "floating"],
+    "reduction": ["self", "inexact", "accumulate", "real", "logical", "int64"],
 }
 OPERATORS = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^", "<<", ">>", "~"}
 DEFAULT_DOMAIN = [-2.0, 2.0]
 
 
 @dataclass(frozen=True)
+class MetaFamily:
+    """A meta family of structured kernel ops (ops.yaml `meta_families`): the device-independent
+    step in runtime/include/kiln/meta/<header>.h that checks an op's arguments and returns the
+    kiln::meta::<plan> every backend's kernel computes from."""
+
+    name: str
+    line: int
+    plan: str
+    header: str
+    custom: bool = False  # an op's own step, meta::<name>, gets every argument (else GENERIC_META)
+    args: Dict[str, List[str]] = field(default_factory=dict)  # generic: argument -> schema types accepted
+    required: List[str] = field(default_factory=list)  # arguments an op of the family must have
+    more_tensors: bool = False  # generic: further Tensors (of self's shape) may follow
+    results: List[str] = field(default_factory=lambda: ["self"])  # the result_dtype rules an op may name
+    inplace: bool = False  # the result has self's shape: an in-place variant is legal
+    dense_inputs: bool = False  # custom: the kernel gets its tensors contiguous (else in any layout)
+    plan_only: bool = False  # the kernel gets the plan and the tensors, no other argument
+    factory: bool = False  # the step takes the op's TensorOptions and sizes a new tensor
+    mutates: bool = False  # writes into the op's mutable arguments; nothing is allocated
+    foreach: bool = False  # mutates Tensor lists (the kernel gets them as TensorBaseLists)
+    result_sizes: Dict[str, str] = field(default_factory=dict)  # named result -> plan field with its sizes
+    result_dtypes: Dict[str, str] = field(default_factory=dict)  # named result -> plan field with its dtype
+
+
+META_FIELDS = [f.name for f in fields(MetaFamily) if f.name not in ("name", "line")]
+META_FLAGS = [f.name for f in fields(MetaFamily) if f.type is bool]
+
+
+@dataclass(frozen=True)
 class ArgCheck:
     """`checks:` entry: `require` (C++ over the arguments) must hold, else `error` is raised naming
     the op and `argument`, with `message`, whose `{name}` placeholders print argument values."""
+
     argument: str
     require: str
     message: str
@@ -227,8 +182,8 @@ class Op:
     dtypes: List[str]
     backends: List[str]
     kind: str
-    body: str                      # expression / kernel name / composite function name or one-line C++ body
-    body_line: int = 0             # composite: the ops/*.yaml line of the body
+    body: str  # expression / kernel name / composite function name or one-line C++ body
+    body_line: int = 0  # composite: the ops/*.yaml line of the body
     promotion: str = "default"
     promote_scalars: List[str] = field(default_factory=list)
     bool_inputs: List[str] = field(default_factory=list)
@@ -267,10 +222,10 @@ class Op:
     special_values: bool = False
     cuda_dtypes: List[str] = field(default_factory=list)  # the CUDA kernel's dtypes (default: dtypes)
     composes_gradients: bool = True  # composite without formulas: autograd through its parts
-    meta: Optional[str] = None     # kernel ops: the meta family of a structured kernel
-    result_dtype: str = "self"     # structured ops: how the result dtype follows from self's
-    identity: bool = True          # reductions: false when reducing nothing is an error (max, argmax)
-    compare: str = "values"        # what the forward test compares with PyTorch (COMPARES)
+    meta: Optional[str] = None  # kernel ops: the meta family of a structured kernel
+    result_dtype: str = "self"  # structured ops: how the result dtype follows from self's
+    identity: bool = True  # reductions: false when reducing nothing is an error (max, argmax)
+    compare: str = "values"  # what the forward test compares with PyTorch (COMPARES)
     # as_strided: the op reads self's storage, not its values, so a non-contiguous self gives
     # other values than its contiguous copy; the tests' layout check leaves it out
     reads_storage: bool = False
@@ -351,14 +306,20 @@ class Op:
     def returns_views(self):
         """Several views of its first argument in a list (split, chunk: `Tensor(a) self -> Tensor[]`)."""
         first = self.sig.arguments[0] if self.sig.arguments else None
-        return (first is not None and first.type.alias and not first.type.mutable
-                and len(self.sig.returns) == 1 and self.sig.returns[0].type.is_list)
+        return (
+            first is not None
+            and first.type.alias
+            and not first.type.mutable
+            and len(self.sig.returns) == 1
+            and self.sig.returns[0].type.is_list
+        )
 
 
 @dataclass(frozen=True)
 class Registry:
     ops: List[Op]
     groups: Dict[str, List[str]]
+    meta_families: Dict[str, MetaFamily] = field(default_factory=dict)  # ops.yaml's, by name
     missing: List[Op] = field(default_factory=list)  # kernels allowed missing (KILN_ALLOW_MISSING_KERNELS=1)
 
     def by_name(self, name):
@@ -385,8 +346,13 @@ def _expand_dtypes(items, groups, line, errors, where="dtypes"):
         elif item in groups:
             names = groups[item]
         else:
-            errors.append(RegistryError(line, f"{where}: unknown dtype or group '{item}'",
-                                        f"dtypes: {', '.join(DTYPES)}; groups: {', '.join(groups)}"))
+            errors.append(
+                RegistryError(
+                    line,
+                    f"{where}: unknown dtype or group '{item}'",
+                    f"dtypes: {', '.join(DTYPES)}; groups: {', '.join(groups)}",
+                )
+            )
             continue
         out.extend(n for n in names if n not in out)
     return [d for d in DTYPES if d in out]
@@ -408,15 +374,170 @@ def _load_groups(raw, errors):
     return groups
 
 
-def _default_variants(kind, sig, meta=None):
+_IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+_HEADER = re.compile(r"^[A-Za-z_]\w*(/[A-Za-z_]\w*)*$")
+
+
+def _load_meta_families(raw, errors):
+    """ops.yaml's `meta_families` (name -> fields) as MetaFamily by name. A malformed entry is
+    reported at its line and kept with defaults for what was wrong, so that its ops are still
+    checked against it."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        errors.append(
+            RegistryError(
+                getattr(raw, "line", 1),
+                "meta_families must map a family name to its fields",
+                "e.g. flip: {custom: true, plan: FlipPlan, header: shape_build}",
+            )
+        )
+        return {}
+    return {str(name): _parse_meta_family(str(name), value, raw.line_of(name), errors) for name, value in raw.items()}
+
+
+def _parse_meta_family(name, value, line, errors):
+    where = f"meta family '{name}'"
+
+    def error(key, message, hint=None):
+        at = value.line_of(key) if key is not None and hasattr(value, "line_of") else line
+        errors.append(RegistryError(at, f"{where}: {message}", hint))
+
+    if not _IDENTIFIER.match(name):
+        errors.append(
+            RegistryError(
+                line,
+                f"meta family name '{name}' is not a C++ identifier",
+                "it names the meta step (meta::<name>) and ops' meta: keys",
+            )
+        )
+    if not isinstance(value, dict):
+        error(
+            None, "expected a mapping of its fields", "e.g. flip: {custom: true, plan: FlipPlan, header: shape_build}"
+        )
+        return MetaFamily(name=name, line=line, plan="", header="", custom=True)
+    for k in value:
+        if k not in META_FIELDS:
+            error(k, f"unknown key '{k}'", f"known keys: {', '.join(META_FIELDS)}")
+    got = {}
+    for key, pattern, example in (
+        ("plan", _IDENTIFIER, "the kiln::meta struct its step returns, e.g. plan: FlipPlan"),
+        ("header", _HEADER, "kiln/meta/<header>.h declares the step, e.g. header: shape_build"),
+    ):
+        v = value.get(key)
+        if key not in value:
+            error(None, f"no '{key}'", example)
+        elif not isinstance(v, str) or not pattern.match(v):
+            error(key, f"'{key}' must be a C++ name, got {v!r}", example)
+        else:
+            got[key] = v
+    for key in META_FLAGS:
+        if key in value:
+            if isinstance(value[key], bool):
+                got[key] = value[key]
+            else:
+                error(key, f"'{key}' must be true or false, got {value[key]!r}", f"{key}: true (unquoted)")
+    custom = got.get("custom", False)
+    if not custom and name not in GENERIC_META:
+        error(
+            "custom" if "custom" in value else None,
+            f"the templates write only the generic steps' calls " f"({', '.join(GENERIC_META)})",
+            f"write custom: true: the step is meta::{name}(<op name>, <every argument>)",
+        )
+    if custom:
+        for key in ("args", "more_tensors"):
+            if key in value:
+                error(
+                    key,
+                    f"'{key}' applies to the generic steps ({', '.join(GENERIC_META)}); a custom one takes every argument",
+                    f"drop '{key}' (required: still names the arguments an op must have)",
+                )
+    elif "args" not in value:
+        error(None, "a generic step lists the arguments it consumes", "args: {<name>: [<schema type>, ...], ...}")
+    if "args" in value and not custom:
+        got["args"] = _meta_args(value["args"], lambda m, h=None: error("args", m, h))
+    if "required" in value:
+        req = value["required"]
+        if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
+            error("required", f"'required' must list argument names, got {req!r}", "e.g. required: [self, dim]")
+        else:
+            got["required"] = list(req)
+            for r in req if not custom and "args" in got else []:
+                if r not in got["args"]:
+                    error(
+                        "required", f"required argument '{r}' is not one of its args", f"args: {', '.join(got['args'])}"
+                    )
+    if "results" in value:
+        rules = value["results"]
+        known = GENERIC_META.get(name, ["self"]) if not custom else ["self"]
+        if not isinstance(rules, list) or not rules or not all(isinstance(r, str) for r in rules):
+            error("results", f"'results' must list result_dtype rules, got {rules!r}", f"rules: {', '.join(known)}")
+        else:
+            unknown = [r for r in rules if r not in known]
+            for r in unknown:
+                error(
+                    "results",
+                    f"unknown result rule '{r}'",
+                    f"rules: {', '.join(known)}" + ("" if not custom else " (a custom step chooses the dtype itself)"),
+                )
+            if not unknown:
+                got["results"] = list(dict.fromkeys(rules))
+    for key, example in (("result_sizes", "{mean: stat_sizes}"), ("result_dtypes", "{save_mean: stat_dtype}")):
+        if key in value:
+            m = value[key]
+            if not isinstance(m, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) and _IDENTIFIER.match(v) for k, v in m.items()
+            ):
+                error(
+                    key, f"'{key}' must map a named result to a field of the plan, got {m!r}", f"e.g. {key}: {example}"
+                )
+            else:
+                got[key] = dict(m)
+    if got.get("foreach") and not got.get("mutates"):
+        error("foreach", "a foreach family writes its Tensor lists in place", "add mutates: true")
+    return MetaFamily(
+        name=name,
+        line=line,
+        plan=got.get("plan", ""),
+        header=got.get("header", ""),
+        **{k: v for k, v in got.items() if k not in ("plan", "header")},
+    )
+
+
+def _meta_args(raw, error):
+    """A generic step's `args`: argument name -> the schema types it accepts."""
+    hint = 'e.g. args: {self: [Tensor], dim: [int, "int?"]}'
+    if not isinstance(raw, dict) or not raw:
+        error(f"'args' must map argument names to lists of schema types, got {raw!r}", hint)
+        return {}
+    out = {}
+    for arg, types in raw.items():
+        if not isinstance(arg, str) or not isinstance(types, list) or not types:
+            error(f"args: '{arg}' must list the schema types it accepts, got {types!r}", hint)
+            continue
+        for t in types:
+            try:
+                ok = isinstance(t, str) and parse_type(t).schema() == t
+            except SignatureError:
+                ok = False
+            if not ok:
+                error(
+                    f"args: {t!r} (of '{arg}') is not a schema type",
+                    "as a signature spells it: int, int[1]?, ScalarType?",
+                )
+        out[arg] = list(types)
+    return out
+
+
+def _default_variants(kind, sig, family=None):
     """PyTorch's default: the function alone (kiln::name), with its out= form where kiln generates
     one. Methods and in-place forms (x.name(), x.name_()) are members of Tensor, which every user
     of Tensor recompiles when one is added: an entry asks for them with `variants:`."""
     if options_start(sig) is not None:
         return ["function"]  # factories, as torch.zeros / torch.zeros_like
-    if meta is not None and META_FAMILIES.get(meta, {}).get("mutates"):
+    if family is not None and family.mutates:
         return ["function"]  # writes into its arguments: nothing to put into an out= or self
-    if kind == "pointwise" or meta is not None:
+    if kind == "pointwise" or family is not None:
         return ["function", "out"]
     return ["function"]
 
@@ -425,60 +546,101 @@ def _composite_out_legal(op):
     """A composite's out= runs the function and copies its result into out (PyTorch's resize and
     cast rules): one Tensor result, not a view of an input, and no argument it writes."""
     returns = op.sig.returns
-    return (len(returns) == 1 and returns[0].type.schema() == "Tensor" and returns[0].type.alias is None
-            and not any(a.type.mutable for a in op.sig.arguments))
+    return (
+        len(returns) == 1
+        and returns[0].type.schema() == "Tensor"
+        and returns[0].type.alias is None
+        and not any(a.type.mutable for a in op.sig.arguments)
+    )
 
 
-def _inplace_legal(meta, sig):
+def _inplace_legal(family, sig):
     """A structured op writes into self when its one result has self's shape."""
-    return META_FAMILIES[meta]["inplace"] and len(sig.returns) == 1
+    return family.inplace and len(sig.returns) == 1
 
 
-def _check_meta(op, raw, errors):
+def _families_hint(families):
+    return (
+        f"meta families: {', '.join(families)}"
+        if families
+        else "no meta families are declared: ops.yaml's meta_families holds them"
+    )
+
+
+def _check_meta(op, raw, families, errors):
     """`meta: <family>` on a kernel op: the signature must be one the family's meta step takes.
     Returns the op with the family's result_dtype and identity settings."""
     where = raw.line_of("meta")
     if op.kind != "kernel":
-        errors.append(RegistryError(where, f"{op.full_name}: 'meta' applies to kernel ops only",
-                                    "a structured kernel op is `kernel: <name>` plus `meta: <family>`"))
+        errors.append(
+            RegistryError(
+                where,
+                f"{op.full_name}: 'meta' applies to kernel ops only",
+                "a structured kernel op is `kernel: <name>` plus `meta: <family>`",
+            )
+        )
         return op
-    fam = META_FAMILIES.get(op.meta)
+    fam = families.get(op.meta)
     if fam is None:
-        errors.append(RegistryError(where, f"{op.full_name}: unknown meta family '{op.meta}'",
-                                    f"meta families: {', '.join(META_FAMILIES)}"))
+        errors.append(
+            RegistryError(where, f"{op.full_name}: unknown meta family '{op.meta}'", _families_hint(families))
+        )
         return op
     names = [a.name for a in op.sig.arguments]
-    for a in op.sig.arguments if not fam.get("custom") else []:
-        wanted = fam["args"].get(a.name)
+    for a in op.sig.arguments if not fam.custom else []:
+        wanted = fam.args.get(a.name)
         if wanted is None:
             if a.type.is_tensor_list:
-                errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' takes no Tensor list ('{a.name}')"))
-            elif a.type.is_tensor and not fam["more_tensors"]:
-                errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' reads one Tensor, self; "
-                                            f"it has no place for '{a.name}'"))
+                errors.append(
+                    RegistryError(where, f"{op.full_name}: meta '{op.meta}' takes no Tensor list ('{a.name}')")
+                )
+            elif a.type.is_tensor and not fam.more_tensors:
+                errors.append(
+                    RegistryError(
+                        where,
+                        f"{op.full_name}: meta '{op.meta}' reads one Tensor, self; " f"it has no place for '{a.name}'",
+                    )
+                )
         elif a.type.schema().replace("(a)", "") not in wanted:
-            errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' wants '{a.name}' as "
-                                        f"{' or '.join(wanted)}, got {a.type.schema()}"))
-    for r in fam.get("required", []):
+            errors.append(
+                RegistryError(
+                    where,
+                    f"{op.full_name}: meta '{op.meta}' wants '{a.name}' as "
+                    f"{' or '.join(wanted)}, got {a.type.schema()}",
+                )
+            )
+    for r in fam.required:
         if r not in names:
             errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' needs an argument '{r}'"))
     op = replace(op, result_dtype=str(raw.get("result_dtype", "self")))
-    if op.result_dtype not in fam["results"]:
-        errors.append(RegistryError(raw.line_of("result_dtype") if "result_dtype" in raw else where,
-                                    f"{op.full_name}: meta '{op.meta}' has no result_dtype '{op.result_dtype}'",
-                                    f"result_dtype: {', '.join(fam['results'])}"))
+    if op.result_dtype not in fam.results:
+        errors.append(
+            RegistryError(
+                raw.line_of("result_dtype") if "result_dtype" in raw else where,
+                f"{op.full_name}: meta '{op.meta}' has no result_dtype '{op.result_dtype}'",
+                f"result_dtype: {', '.join(fam.results)}",
+            )
+        )
     op = replace(op, identity=bool(raw.get("identity", True)))
     if "identity" in raw and op.meta != "reduction":
-        errors.append(RegistryError(raw.line_of("identity"), f"{op.full_name}: 'identity' applies to meta: reduction only"))
-    if fam.get("mutates"):
+        errors.append(
+            RegistryError(raw.line_of("identity"), f"{op.full_name}: 'identity' applies to meta: reduction only")
+        )
+    if fam.mutates:
         return _check_mutating(op, raw, fam, where, errors)
     returns = [r.type.schema() for r in op.sig.returns]
     # several named results: two (values, indices), or as many as a family sizes (layer_norm's three)
-    most = 3 if fam.get("result_sizes") else 2
-    if returns != ["Tensor"] and not (2 <= len(returns) <= most and set(returns) == {"Tensor"}
-                                      and all(r.name for r in op.sig.returns)):
-        errors.append(RegistryError(where, f"{op.full_name}: a structured op returns Tensor or {most} named Tensors at most "
-                                    "(an int64 one when named indices: (Tensor values, Tensor indices))"))
+    most = 3 if fam.result_sizes else 2
+    if returns != ["Tensor"] and not (
+        2 <= len(returns) <= most and set(returns) == {"Tensor"} and all(r.name for r in op.sig.returns)
+    ):
+        errors.append(
+            RegistryError(
+                where,
+                f"{op.full_name}: a structured op returns Tensor or {most} named Tensors at most "
+                "(an int64 one when named indices: (Tensor values, Tensor indices))",
+            )
+        )
     return op
 
 
@@ -487,26 +649,46 @@ def _check_mutating(op, raw, fam, where, errors):
     op returns () or one of them, has only its function variant and no derivatives."""
     mutable = [a for a in op.sig.arguments if a.type.base == "Tensor" and a.type.mutable]
     if not mutable:
-        errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' writes into its arguments, but none is "
-                                    "mutable", "mark what the kernel writes as Tensor(a!) or Tensor(a!)[]"))
+        errors.append(
+            RegistryError(
+                where,
+                f"{op.full_name}: meta '{op.meta}' writes into its arguments, but none is " "mutable",
+                "mark what the kernel writes as Tensor(a!) or Tensor(a!)[]",
+            )
+        )
     returns = op.sig.returns
     if returns:
         alias = returns[0].type.alias
         target = next((a for a in mutable if a.type.alias == alias and not a.type.is_list), None)
         if len(returns) != 1 or returns[0].type.is_list or not returns[0].type.mutable or target is None:
-            errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' returns () or a mutable Tensor argument "
-                                        "it writes (Tensor(a!) self -> Tensor(a!))"))
-    if fam.get("foreach") and not any(a.type.is_tensor_list for a in op.sig.arguments):
+            errors.append(
+                RegistryError(
+                    where,
+                    f"{op.full_name}: meta '{op.meta}' returns () or a mutable Tensor argument "
+                    "it writes (Tensor(a!) self -> Tensor(a!))",
+                )
+            )
+    if fam.foreach and not any(a.type.is_tensor_list for a in op.sig.arguments):
         errors.append(RegistryError(where, f"{op.full_name}: meta 'foreach' needs a Tensor[] argument"))
-    if not fam.get("foreach"):
+    if not fam.foreach:
         for a in op.sig.arguments:
             if a.type.is_tensor_list:
-                errors.append(RegistryError(where, f"{op.full_name}: meta '{op.meta}' takes no Tensor list ('{a.name}')",
-                                            "Tensor lists go to meta: foreach"))
+                errors.append(
+                    RegistryError(
+                        where,
+                        f"{op.full_name}: meta '{op.meta}' takes no Tensor list ('{a.name}')",
+                        "Tensor lists go to meta: foreach",
+                    )
+                )
     for key in ("variants", "derivatives"):
         if key in raw and (key == "derivatives" or _as_list(raw[key]) != ["function"]):
-            errors.append(RegistryError(raw.line_of(key), f"{op.full_name}: an op of meta '{op.meta}' writes into its "
-                                        f"arguments: it has no {'derivatives' if key == 'derivatives' else 'variants but function'}"))
+            errors.append(
+                RegistryError(
+                    raw.line_of(key),
+                    f"{op.full_name}: an op of meta '{op.meta}' writes into its "
+                    f"arguments: it has no {'derivatives' if key == 'derivatives' else 'variants but function'}",
+                )
+            )
     return op
 
 
@@ -519,7 +701,9 @@ def _check_autocast(op, value, where, errors):
     elif isinstance(value, dict) and value:
         policies = {str(k): v for k, v in value.items()}
     else:
-        errors.append(RegistryError(where, f"{op.full_name}: autocast must be a policy or a mapping of device -> policy", hint))
+        errors.append(
+            RegistryError(where, f"{op.full_name}: autocast must be a policy or a mapping of device -> policy", hint)
+        )
         return {}
     for policy in sorted({p for p in policies.values() if p not in AUTOCAST_POLICIES}, key=str):
         errors.append(RegistryError(where, f"{op.full_name}: unknown autocast policy {policy!r}", hint))
@@ -536,15 +720,25 @@ def _check_autocast(op, value, where, errors):
                 wanted = wanted + ["float32"]
             lacking = [d for d in wanted if d not in declared]
             if lacking:
-                errors.append(RegistryError(where, f"{op.full_name}: autocast {policy} on {device} hands it "
-                                            f"{', '.join(lacking)}, which its {device} dtypes lack",
-                                            f"declare {', '.join(lacking)} (with a kernel for it) or drop the policy"))
+                errors.append(
+                    RegistryError(
+                        where,
+                        f"{op.full_name}: autocast {policy} on {device} hands it "
+                        f"{', '.join(lacking)}, which its {device} dtypes lack",
+                        f"declare {', '.join(lacking)} (with a kernel for it) or drop the policy",
+                    )
+                )
     inputs = [a for a in op.sig.arguments if a.type.base == "Tensor"]
     if op.is_factory or not inputs:
         errors.append(RegistryError(where, f"{op.full_name}: autocast casts Tensor inputs; this op has none"))
     elif any(a.type.mutable for a in inputs) or any(r.type.mutable for r in op.sig.returns):
-        errors.append(RegistryError(where, f"{op.full_name}: autocast applies to functional ops, not to in-place ones",
-                                    "PyTorch's autocast lists name the functional overloads only"))
+        errors.append(
+            RegistryError(
+                where,
+                f"{op.full_name}: autocast applies to functional ops, not to in-place ones",
+                "PyTorch's autocast lists name the functional overloads only",
+            )
+        )
     return {d: p for d, p in policies.items() if d in BACKENDS}
 
 
@@ -555,9 +749,14 @@ def _parse_checks(sig, value, line, errors):
         return []
     out = []
     for c in value:
-        if not isinstance(c, dict) or set(c) - {"argument", "require", "message", "error"} or \
-                not all(isinstance(c.get(k), str) and c.get(k) for k in ("argument", "require", "message")):
-            errors.append(RegistryError(line, f"checks: expected {{argument, require, message[, error]}} strings, got {c!r}"))
+        if (
+            not isinstance(c, dict)
+            or set(c) - {"argument", "require", "message", "error"}
+            or not all(isinstance(c.get(k), str) and c.get(k) for k in ("argument", "require", "message"))
+        ):
+            errors.append(
+                RegistryError(line, f"checks: expected {{argument, require, message[, error]}} strings, got {c!r}")
+            )
             continue
         if c["argument"] not in names:
             errors.append(RegistryError(line, f"checks: '{c['argument']}' is not an argument of {sig.full_name}"))
@@ -568,7 +767,9 @@ def _parse_checks(sig, value, line, errors):
             continue
         for placeholder in re.findall(r"\{(\w+)\}", c["message"]):
             if placeholder not in names or names[placeholder].type.base == "Tensor":
-                errors.append(RegistryError(line, f"checks: message placeholder '{{{placeholder}}}' is not a non-Tensor argument"))
+                errors.append(
+                    RegistryError(line, f"checks: message placeholder '{{{placeholder}}}' is not a non-Tensor argument")
+                )
         out.append(ArgCheck(c["argument"], c["require"], c["message"], error))
     return out
 
@@ -581,8 +782,14 @@ def _check_options_group(sig, line, errors):
         return
     start = options_start(sig)
     if start is None:
-        errors.append(RegistryError(line, f"{sig.full_name}: '{uses[0]}' belongs to the factory keywords, which come together "
-                                    "and in this order", f"write {group}"))
+        errors.append(
+            RegistryError(
+                line,
+                f"{sig.full_name}: '{uses[0]}' belongs to the factory keywords, which come together "
+                "and in this order",
+                f"write {group}",
+            )
+        )
     elif not sig.arguments[start].kwarg_only:
         errors.append(RegistryError(line, f"{sig.full_name}: the factory keywords are keyword-only", f"write {group}"))
 
@@ -611,22 +818,40 @@ def _validate_samples(op, raw, line, errors):
             continue
         for key in s:
             if op.arg(key) is None:
-                errors.append(RegistryError(sline, f"sample names unknown argument '{key}' of {op.full_name}",
-                                            f"arguments: {', '.join(a.name for a in op.sig.arguments)}"))
+                errors.append(
+                    RegistryError(
+                        sline,
+                        f"sample names unknown argument '{key}' of {op.full_name}",
+                        f"arguments: {', '.join(a.name for a in op.sig.arguments)}",
+                    )
+                )
         for a in op.sig.arguments:
             if a.name not in s and not a.has_default and not a.type.optional:
                 errors.append(RegistryError(sline, f"sample of {op.full_name} lacks required argument '{a.name}'"))
             v = s.get(a.name)
-            if a.type.optional_items and a.name in s and not (
-                    isinstance(v, list) and all(x is None or isinstance(x, (list, dict)) for x in v)):
-                errors.append(RegistryError(sline, f"sample of '{a.name}' ({a.type.schema()}) must be a list of "
-                                            "null / shape / tensor mapping entries",
-                                            "e.g. [null, {values: [0, 2], dtype: int64}]"))
+            if (
+                a.type.optional_items
+                and a.name in s
+                and not (isinstance(v, list) and all(x is None or isinstance(x, (list, dict)) for x in v))
+            ):
+                errors.append(
+                    RegistryError(
+                        sline,
+                        f"sample of '{a.name}' ({a.type.schema()}) must be a list of "
+                        "null / shape / tensor mapping entries",
+                        "e.g. [null, {values: [0, 2], dtype: int64}]",
+                    )
+                )
                 continue
-            for x in (v if a.type.optional_items else [v]):
+            for x in v if a.type.optional_items else [v]:
                 if a.type.base == "Tensor" and isinstance(x, dict) and "values" in x and not _rectangular(x["values"]):
-                    errors.append(RegistryError(sline, f"sample values of '{a.name}' must be a rectangular nested list of numbers",
-                                                "e.g. {values: [[0, 2], [1, 0]], dtype: int64}"))
+                    errors.append(
+                        RegistryError(
+                            sline,
+                            f"sample values of '{a.name}' must be a rectangular nested list of numbers",
+                            "e.g. {values: [[0, 2], [1, 0]], dtype: int64}",
+                        )
+                    )
         out.append(dict(s))
     return out
 
@@ -688,8 +913,10 @@ def _tensor_spec(op, a, v, is_list):
 def _check_domain(op, raw, line, errors):
     if raw is None:
         return None
+
     def ok(d):
         return isinstance(d, list) and len(d) == 2 and all(isinstance(x, (int, float)) for x in d) and d[0] <= d[1]
+
     if isinstance(raw, dict):
         for k, v in raw.items():
             if op.arg(k) is None:
@@ -702,6 +929,53 @@ def _check_domain(op, raw, line, errors):
 
 
 def _parse_op(raw, groups, ctx, errors):
+    """One registry entry into an Op, key group by key group; None when it cannot be read (the
+    problems are in errors). Past the signature, an entry with errors stops before its meta step
+    and before its samples, whose checks assume the rest is sound."""
+    sig = _parse_signature(raw, errors)
+    if sig is None:
+        return None
+    n_before = len(errors)
+    parsed = _parse_kind(raw, sig, errors)
+    if parsed is None:
+        return None
+    kind, body = parsed
+    op = _parse_dtypes(raw, sig, kind, body, groups, errors)
+    op = _parse_body_and_doc(op, raw, errors)
+    op = _parse_kind_keys(op, raw, ctx, errors)
+    op = _parse_derivatives(op, raw, ctx, errors)
+    op = _parse_differentiability(op, raw, ctx, errors)
+    for key in ("result_dtype", "identity"):
+        if key in raw and "meta" not in raw:
+            errors.append(
+                RegistryError(
+                    raw.line_of(key), f"{sig.full_name}: '{key}' applies to structured kernel ops (meta:) only"
+                )
+            )
+    if "meta" in raw:
+        op = _check_meta(replace(op, meta=str(raw["meta"])), raw, ctx.meta_families, errors)
+        if len(errors) > n_before:
+            return None
+    family = ctx.meta_families.get(op.meta) if op.meta is not None else None
+    if not (family is not None and family.mutates):
+        _check_writes(op, raw, errors)
+        if len(errors) > n_before:
+            return None
+    op = _parse_variants(op, raw, family, errors)
+    op = _parse_test_keys(op, raw, errors)
+    op = _parse_checks_and_autocast(op, raw, errors)
+    if len(errors) > n_before:
+        return None
+    return replace(
+        op,
+        samples=_validate_samples(
+            op, raw.get("samples"), raw.line_of("samples") if "samples" in raw else op.line, errors
+        ),
+    )
+
+
+def _parse_signature(raw, errors):
+    """Unknown keys, and the signature; None when there is none to read."""
     line = raw.line
     unknown = [k for k in raw if k not in OP_KEYS]
     for k in unknown:
@@ -712,86 +986,181 @@ def _parse_op(raw, groups, ctx, errors):
     try:
         sig = parse_signature(str(raw["signature"]))
     except SignatureError as e:
-        errors.append(RegistryError(raw.line_of("signature"), f"bad signature: {e}",
-                                    "ATen schema grammar, e.g. add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"))
+        errors.append(
+            RegistryError(
+                raw.line_of("signature"),
+                f"bad signature: {e}",
+                "ATen schema grammar, e.g. add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+            )
+        )
         return None
-    n_before = len(errors)
+    return sig
+
+
+def _parse_kind(raw, sig, errors):
+    """Which of pointwise, kernel, composite the entry is: (kind, body), or None."""
+    line = raw.line
     _check_options_group(sig, raw.line_of("signature"), errors)
     if "native" in raw:
-        errors.append(RegistryError(raw.line_of("native"), f"{sig.full_name}: 'native' is retired",
-                                    "write composite: <function>, defined in runtime/src/composite/ (namespace kiln::composite)"))
+        errors.append(
+            RegistryError(
+                raw.line_of("native"),
+                f"{sig.full_name}: 'native' is retired",
+                "write composite: <function>, defined in runtime/src/composite/ (namespace kiln::composite)",
+            )
+        )
         return None
     kinds = [k for k in KINDS if k in raw]
     if len(kinds) != 1:
-        errors.append(RegistryError(line, f"{sig.full_name}: give exactly one of {', '.join(KINDS)}; got {kinds or 'none'}",
-                                    "pointwise: <expression>, kernel: <kiln::cpu function>, composite: <kiln::composite function, or a one-line C++ body>"))
+        errors.append(
+            RegistryError(
+                line,
+                f"{sig.full_name}: give exactly one of {', '.join(KINDS)}; got {kinds or 'none'}",
+                "pointwise: <expression>, kernel: <kiln::cpu function>, composite: <kiln::composite function, or a one-line C++ body>",
+            )
+        )
         return None
     kind = kinds[0]
     body = raw[kind]
     if not isinstance(body, str) or not body.strip():
         errors.append(RegistryError(raw.line_of(kind), f"{sig.full_name}: '{kind}' must be a non-empty string"))
         return None
+    return kind, body
+
+
+def _parse_dtypes(raw, sig, kind, body, groups, errors):
+    """family, dtypes, backends, cuda_dtypes: the Op the other key groups fill in."""
+    line = raw.line
     family = raw.get("family", "pointwise" if kind == "pointwise" else "shape")
     if family not in FAMILIES:
-        errors.append(RegistryError(raw.line_of("family"), f"unknown family '{family}'", f"families: {', '.join(FAMILIES)}"))
+        errors.append(
+            RegistryError(raw.line_of("family"), f"unknown family '{family}'", f"families: {', '.join(FAMILIES)}")
+        )
     if "dtypes" not in raw:
         errors.append(RegistryError(line, f"{sig.full_name}: no 'dtypes'", "e.g. dtypes: [floating, complex]"))
     dtypes = _expand_dtypes(raw.get("dtypes", []), groups, raw.line_of("dtypes"), errors)
     backends = _as_list(raw.get("backends", ["cpu", "cuda"]))
     for b in backends:
         if b not in BACKENDS:
-            errors.append(RegistryError(raw.line_of("backends"), f"unknown backend '{b}'", f"backends: {', '.join(BACKENDS)}"))
-    op = Op(line=line, sig=sig, family=family, dtypes=dtypes, backends=[b for b in BACKENDS if b in backends],
-            kind=kind, body=body.strip() if kind != "composite" else body.rstrip())
+            errors.append(
+                RegistryError(raw.line_of("backends"), f"unknown backend '{b}'", f"backends: {', '.join(BACKENDS)}")
+            )
+    op = Op(
+        line=line,
+        sig=sig,
+        family=family,
+        dtypes=dtypes,
+        backends=[b for b in BACKENDS if b in backends],
+        kind=kind,
+        body=body.strip() if kind != "composite" else body.rstrip(),
+    )
     op = replace(op, cuda_dtypes=list(dtypes))
     if "cuda_dtypes" in raw:
         where = raw.line_of("cuda_dtypes")
         cuda = _expand_dtypes(raw["cuda_dtypes"], groups, where, errors)
         extra = [d for d in cuda if d not in dtypes]
         if extra:
-            errors.append(RegistryError(where, f"{sig.full_name}: cuda_dtypes {extra} are not in dtypes",
-                                        "cuda_dtypes narrows dtypes to what the CUDA kernel supports"))
+            errors.append(
+                RegistryError(
+                    where,
+                    f"{sig.full_name}: cuda_dtypes {extra} are not in dtypes",
+                    "cuda_dtypes narrows dtypes to what the CUDA kernel supports",
+                )
+            )
         if "cuda" not in op.backends:
-            errors.append(RegistryError(where, f"{sig.full_name}: cuda_dtypes without cuda in backends",
-                                        "add cuda to backends, or drop cuda_dtypes"))
+            errors.append(
+                RegistryError(
+                    where,
+                    f"{sig.full_name}: cuda_dtypes without cuda in backends",
+                    "add cuda to backends, or drop cuda_dtypes",
+                )
+            )
         op = replace(op, cuda_dtypes=[d for d in dtypes if d in cuda])
+    return op
+
+
+def _parse_body_and_doc(op, raw, errors):
+    """A composite body's lines, and the doc line."""
+    sig, kind, line = op.sig, op.kind, op.line
     if kind == "composite":
         # a block scalar starts on the line after its key
         first = raw.line_of(kind) + (1 if "\n" in op.body else 0)
         op = replace(op, body_line=first)
         found = composite_check.problem(op.body, OP_KEYS)
         if found:
-            errors.append(RegistryError(first + found[0], f"{sig.full_name}: {found[1]}", "check the indentation of the keys after it"))
+            errors.append(
+                RegistryError(
+                    first + found[0], f"{sig.full_name}: {found[1]}", "check the indentation of the keys after it"
+                )
+            )
         elif "\n" in op.body.strip():
-            errors.append(RegistryError(first, f"{sig.full_name}: a composite body longer than one line belongs in a C++ file",
-                                        "write composite: <function> and define it in runtime/src/composite/ "
-                                        "(namespace kiln::composite), where clang-format and an IDE reach it"))
+            errors.append(
+                RegistryError(
+                    first,
+                    f"{sig.full_name}: a composite body longer than one line belongs in a C++ file",
+                    "write composite: <function> and define it in runtime/src/composite/ "
+                    "(namespace kiln::composite), where clang-format and an IDE reach it",
+                )
+            )
     op = replace(op, doc=str(raw.get("doc", "")).strip())
     if not op.doc:
-        errors.append(RegistryError(line, f"{sig.full_name}: no 'doc' line", "one sentence saying what the op computes"))
-    for key in ("promotion", "promote_scalars", "bool_inputs", "choices", "zero_dim", "integer_divisor", "integer_exponent"):
+        errors.append(
+            RegistryError(line, f"{sig.full_name}: no 'doc' line", "one sentence saying what the op computes")
+        )
+    return op
+
+
+def _parse_kind_keys(op, raw, ctx, errors):
+    """The keys of pointwise ops (promotion, scalars, choices ...) and what a kernel op needs;
+    then the argument keys of every kind (cpp_no_default_args, foreach_lists)."""
+    sig, kind, line = op.sig, op.kind, op.line
+    for key in (
+        "promotion",
+        "promote_scalars",
+        "bool_inputs",
+        "choices",
+        "zero_dim",
+        "integer_divisor",
+        "integer_exponent",
+    ):
         if key in raw and kind != "pointwise":
             errors.append(RegistryError(raw.line_of(key), f"'{key}' applies to pointwise ops only"))
     op = replace(op, promotion=raw.get("promotion", "default"))
     if op.promotion not in PROMOTIONS:
-        errors.append(RegistryError(raw.line_of("promotion"), f"unknown promotion '{op.promotion}'",
-                                    f"promotions: {', '.join(PROMOTIONS)}"))
+        errors.append(
+            RegistryError(
+                raw.line_of("promotion"), f"unknown promotion '{op.promotion}'", f"promotions: {', '.join(PROMOTIONS)}"
+            )
+        )
     op = replace(op, promote_scalars=_as_list(raw.get("promote_scalars", [])))
     for s in op.promote_scalars:
         a = op.arg(s)
         if a is None or a.type.base != "Scalar":
-            errors.append(RegistryError(raw.line_of("promote_scalars"), f"promote_scalars: '{s}' is not a Scalar argument"))
+            errors.append(
+                RegistryError(raw.line_of("promote_scalars"), f"promote_scalars: '{s}' is not a Scalar argument")
+            )
     op = replace(op, bool_inputs=_as_list(raw.get("bool_inputs", [])))
     for s in op.bool_inputs:
         a = op.arg(s)
         if a is None or not a.type.is_tensor:
             errors.append(RegistryError(raw.line_of("bool_inputs"), f"bool_inputs: '{s}' is not a Tensor argument"))
     op = replace(op, integer_divisor=raw.get("integer_divisor"), integer_exponent=raw.get("integer_exponent"))
-    if op.integer_divisor is not None and not (op.arg(op.integer_divisor) and op.arg(op.integer_divisor).type.is_tensor):
-        errors.append(RegistryError(raw.line_of("integer_divisor"), f"integer_divisor: '{op.integer_divisor}' is not a Tensor argument"))
+    if op.integer_divisor is not None and not (
+        op.arg(op.integer_divisor) and op.arg(op.integer_divisor).type.is_tensor
+    ):
+        errors.append(
+            RegistryError(
+                raw.line_of("integer_divisor"), f"integer_divisor: '{op.integer_divisor}' is not a Tensor argument"
+            )
+        )
     if op.integer_exponent is not None and op.integer_exponent not in op.promote_scalars:
-        errors.append(RegistryError(raw.line_of("integer_exponent"), f"integer_exponent: '{op.integer_exponent}' is not one of promote_scalars",
-                                    "the exponent's sign is checked among the scalars that join promotion"))
+        errors.append(
+            RegistryError(
+                raw.line_of("integer_exponent"),
+                f"integer_exponent: '{op.integer_exponent}' is not one of promote_scalars",
+                "the exponent's sign is checked among the scalars that join promotion",
+            )
+        )
     op = replace(op, zero_dim=_as_list(raw.get("zero_dim", [])))
     for s in op.zero_dim:
         a = op.arg(s)
@@ -800,7 +1169,9 @@ def _parse_op(raw, groups, ctx, errors):
     op = replace(op, choices=dict(raw.get("choices", {}) or {}))
     for a in sig.arguments:
         if kind == "pointwise" and a.type.base == "str" and a.name not in op.choices:
-            errors.append(RegistryError(line, f"{sig.full_name}: str argument '{a.name}' needs its allowed values in 'choices'"))
+            errors.append(
+                RegistryError(line, f"{sig.full_name}: str argument '{a.name}' needs its allowed values in 'choices'")
+            )
     for k, v in op.choices.items():
         a = op.arg(k)
         if a is None or a.type.base != "str":
@@ -810,32 +1181,94 @@ def _parse_op(raw, groups, ctx, errors):
     if kind == "pointwise":
         for a in sig.arguments:
             if a.type.is_list or a.type.base in ("ScalarType",) or (a.type.base == "Tensor" and a.type.optional):
-                errors.append(RegistryError(raw.line_of("signature"),
-                                            f"{sig.full_name}: pointwise ops take Tensors, Scalars, floats, ints, bools and strs; '{a.name}' is {a.type.schema()}"))
+                errors.append(
+                    RegistryError(
+                        raw.line_of("signature"),
+                        f"{sig.full_name}: pointwise ops take Tensors, Scalars, floats, ints, bools and strs; '{a.name}' is {a.type.schema()}",
+                    )
+                )
         if not (1 <= len(op.tensor_args) <= 4):
-            errors.append(RegistryError(raw.line_of("signature"), f"{sig.full_name}: pointwise ops take 1 to 4 Tensors"))
+            errors.append(
+                RegistryError(raw.line_of("signature"), f"{sig.full_name}: pointwise ops take 1 to 4 Tensors")
+            )
         if len([a for a in sig.arguments if a.type.base != "Tensor"]) > 4:
-            errors.append(RegistryError(raw.line_of("signature"), f"{sig.full_name}: pointwise ops take at most 4 non-Tensor arguments"))
+            errors.append(
+                RegistryError(
+                    raw.line_of("signature"), f"{sig.full_name}: pointwise ops take at most 4 non-Tensor arguments"
+                )
+            )
     if kind == "kernel" and "meta" not in raw:
-        errors.append(RegistryError(raw.line_of(kind), f"{sig.full_name}: a kernel op needs a meta step",
-                                    f"meta: {', '.join(META_FAMILIES)} (runtime/include/kiln/meta/), which checks the "
-                                    "arguments and sizes the result for every backend"))
+        errors.append(
+            RegistryError(
+                raw.line_of(kind),
+                f"{sig.full_name}: a kernel op needs a meta step",
+                f"meta: {', '.join(ctx.meta_families)} (runtime/include/kiln/meta/), which checks the "
+                "arguments and sizes the result for every backend",
+            )
+        )
     if kind == "kernel" and not re.match(r"^[A-Za-z_]\w*$", op.body):
-        errors.append(RegistryError(raw.line_of(kind), f"{sig.full_name}: {kind} must name a C++ function, got '{op.body}'"))
-    # Derivatives.
+        errors.append(
+            RegistryError(raw.line_of(kind), f"{sig.full_name}: {kind} must name a C++ function, got '{op.body}'")
+        )
+    op = replace(op, cpp_no_default_args=_as_list(raw.get("cpp_no_default_args", [])))
+    for k in op.cpp_no_default_args:
+        if op.arg(k) is None or op.arg(k).default is None:
+            errors.append(
+                RegistryError(
+                    raw.line_of("cpp_no_default_args"), f"cpp_no_default_args: '{k}' is not an argument with a default"
+                )
+            )
+    lists = raw.get("foreach_lists", {})
+    if lists and raw.get("meta") != "foreach":
+        errors.append(RegistryError(raw.line_of("foreach_lists"), "foreach_lists is a key of meta: foreach ops"))
+    if not isinstance(lists, dict):
+        errors.append(
+            RegistryError(
+                raw.line_of("foreach_lists"), "foreach_lists must map a Tensor[] argument to " "optional or scalars"
+            )
+        )
+        lists = {}
+    for k, v in lists.items():
+        arg = op.arg(k)
+        first_list = next((a.name for a in sig.arguments if a.type.is_tensor_list), None)
+        if arg is None or not arg.type.is_tensor_list or k == first_list or v not in ("optional", "scalars"):
+            errors.append(
+                RegistryError(
+                    raw.line_of("foreach_lists"),
+                    f"foreach_lists: '{k}: {v}' must name a Tensor[] "
+                    "argument after the first one as optional or scalars",
+                )
+            )
+    op = replace(op, foreach_lists=dict(lists))
+    return op
+
+
+def _parse_derivatives(op, raw, ctx, errors):
+    """derivatives (single or joint formulas, or not_implemented) and non_differentiable."""
+    sig, kind = op.sig, op.kind
     derivs = raw.get("derivatives") or {}
     if derivs == NOT_IMPLEMENTED:
         if kind == "composite":
-            errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: 'derivatives: {NOT_IMPLEMENTED}' "
-                                        "applies to kernel and pointwise ops", "a composite gets autograd from its parts"))
+            errors.append(
+                RegistryError(
+                    raw.line_of("derivatives"),
+                    f"{sig.full_name}: 'derivatives: {NOT_IMPLEMENTED}' " "applies to kernel and pointwise ops",
+                    "a composite gets autograd from its parts",
+                )
+            )
         op = replace(op, derivative_not_implemented=True)
         derivs = {}
     if derivs and not isinstance(derivs, dict):
         errors.append(RegistryError(raw.line_of("derivatives"), "derivatives must map input name -> formula"))
         derivs = {}
     if derivs and kind == "composite" and not op.is_function:
-        errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: a composite body gets autograd from its parts; remove 'derivatives'",
-                                    "or write composite: <function>, which derivatives record as one node"))
+        errors.append(
+            RegistryError(
+                raw.line_of("derivatives"),
+                f"{sig.full_name}: a composite body gets autograd from its parts; remove 'derivatives'",
+                "or write composite: <function>, which derivatives record as one node",
+            )
+        )
     seen_inputs = set()
     for k, v in derivs.items():
         dline = derivs.line_of(k) if hasattr(derivs, "line_of") else raw.line_of("derivatives")
@@ -844,13 +1277,25 @@ def _parse_op(raw, groups, ctx, errors):
         for name in names:
             a = op.arg(name)
             if a is None:
-                errors.append(RegistryError(dline, f"derivative for unknown input '{name}' of {sig.full_name}",
-                                            f"inputs: {', '.join(x.name for x in sig.arguments if x.type.base == 'Tensor')}"))
+                errors.append(
+                    RegistryError(
+                        dline,
+                        f"derivative for unknown input '{name}' of {sig.full_name}",
+                        f"inputs: {', '.join(x.name for x in sig.arguments if x.type.base == 'Tensor')}",
+                    )
+                )
             elif a.type.base != "Tensor":
-                errors.append(RegistryError(dline, f"derivative for '{name}', which is {a.type.schema()}, not a Tensor"))
+                errors.append(
+                    RegistryError(dline, f"derivative for '{name}', which is {a.type.schema()}, not a Tensor")
+                )
             elif len(names) > 1 and a.type.is_list:
-                errors.append(RegistryError(dline, f"joint derivative '{key}' names the list '{name}'",
-                                            "give a list input a formula of its own (it returns one gradient per element)"))
+                errors.append(
+                    RegistryError(
+                        dline,
+                        f"joint derivative '{key}' names the list '{name}'",
+                        "give a list input a formula of its own (it returns one gradient per element)",
+                    )
+                )
             if name in seen_inputs:
                 errors.append(RegistryError(dline, f"{sig.full_name}: input '{name}' has two derivative formulas"))
             seen_inputs.add(name)
@@ -860,46 +1305,57 @@ def _parse_op(raw, groups, ctx, errors):
             op = replace(op, derivatives={**op.derivatives, key: v.strip()})
             ctx.formula_lines[(op.full_name, key)] = dline
     op = replace(op, non_differentiable=_as_list(raw.get("non_differentiable", [])))
-    op = replace(op, cpp_no_default_args=_as_list(raw.get("cpp_no_default_args", [])))
-    for k in op.cpp_no_default_args:
-        if op.arg(k) is None or op.arg(k).default is None:
-            errors.append(RegistryError(raw.line_of("cpp_no_default_args"),
-                                        f"cpp_no_default_args: '{k}' is not an argument with a default"))
-    lists = raw.get("foreach_lists", {})
-    if lists and raw.get("meta") != "foreach":
-        errors.append(RegistryError(raw.line_of("foreach_lists"), "foreach_lists is a key of meta: foreach ops"))
-    if not isinstance(lists, dict):
-        errors.append(RegistryError(raw.line_of("foreach_lists"), "foreach_lists must map a Tensor[] argument to "
-                                    "optional or scalars"))
-        lists = {}
-    for k, v in lists.items():
-        arg = op.arg(k)
-        first_list = next((a.name for a in sig.arguments if a.type.is_tensor_list), None)
-        if arg is None or not arg.type.is_tensor_list or k == first_list or v not in ("optional", "scalars"):
-            errors.append(RegistryError(raw.line_of("foreach_lists"), f"foreach_lists: '{k}: {v}' must name a Tensor[] "
-                                        "argument after the first one as optional or scalars"))
-    op = replace(op, foreach_lists=dict(lists))
     for k in op.non_differentiable:
         if op.arg(k) is None or op.arg(k).type.base != "Tensor":
-            errors.append(RegistryError(raw.line_of("non_differentiable"), f"non_differentiable: '{k}' is not a Tensor argument"))
+            errors.append(
+                RegistryError(raw.line_of("non_differentiable"), f"non_differentiable: '{k}' is not a Tensor argument")
+            )
     if op.derivative_not_implemented:
-        op = replace(op, derivatives={a.name: NOT_IMPLEMENTED for a in op.tensor_args
-                                      if a.name not in op.non_differentiable and a.name not in op.bool_inputs})
+        op = replace(
+            op,
+            derivatives={
+                a.name: NOT_IMPLEMENTED
+                for a in op.tensor_args
+                if a.name not in op.non_differentiable and a.name not in op.bool_inputs
+            },
+        )
     if op.derivatives:
         for a in op.tensor_args + [x for x in sig.arguments if x.type.is_tensor_list]:
-            if a.name not in op.differentiable_inputs and a.name not in op.non_differentiable and a.name not in op.bool_inputs:
-                errors.append(RegistryError(raw.line_of("derivatives"), f"{sig.full_name}: no derivative for input '{a.name}'",
-                                            "add a formula, or list it under non_differentiable"))
+            if (
+                a.name not in op.differentiable_inputs
+                and a.name not in op.non_differentiable
+                and a.name not in op.bool_inputs
+            ):
+                errors.append(
+                    RegistryError(
+                        raw.line_of("derivatives"),
+                        f"{sig.full_name}: no derivative for input '{a.name}'",
+                        "add a formula, or list it under non_differentiable",
+                    )
+                )
+    return op
+
+
+def _parse_differentiability(op, raw, ctx, errors):
+    """output_differentiability, jvp, gradgrad, differentiable."""
+    sig, kind = op.sig, op.kind
     if "output_differentiability" in raw:
         flags = raw["output_differentiability"]
         oline = raw.line_of("output_differentiability")
         if not isinstance(flags, list) or len(flags) != len(sig.returns) or not all(isinstance(f, bool) for f in flags):
-            errors.append(RegistryError(oline, f"{sig.full_name}: output_differentiability must list true/false for each of "
-                                        f"its {len(sig.returns)} outputs"))
+            errors.append(
+                RegistryError(
+                    oline,
+                    f"{sig.full_name}: output_differentiability must list true/false for each of "
+                    f"its {len(sig.returns)} outputs",
+                )
+            )
         elif not op.derivatives and op.kind != "composite":
             # (a composite without formulas records its parts: the flags tell the tests which of
             # its outputs carry no gradient, as its C++ returns them)
-            errors.append(RegistryError(oline, f"{sig.full_name}: output_differentiability applies to ops with derivatives"))
+            errors.append(
+                RegistryError(oline, f"{sig.full_name}: output_differentiability applies to ops with derivatives")
+            )
         else:
             op = replace(op, output_differentiability=flags)
     if "jvp" in raw:
@@ -908,11 +1364,21 @@ def _parse_op(raw, groups, ctx, errors):
         if not isinstance(value, str) or not value.strip():
             errors.append(RegistryError(jline, f"{sig.full_name}: jvp must be 'linear' or a formula string"))
         elif not op.derivatives or op.derivative_not_implemented:
-            errors.append(RegistryError(jline, f"{sig.full_name}: jvp applies to ops with derivatives",
-                                        "an op without them has no tangent (or, a composite body, its parts' tangents)"))
+            errors.append(
+                RegistryError(
+                    jline,
+                    f"{sig.full_name}: jvp applies to ops with derivatives",
+                    "an op without them has no tangent (or, a composite body, its parts' tangents)",
+                )
+            )
         elif value.strip() != "linear" and len(sig.returns) > 1:
-            errors.append(RegistryError(jline, f"{sig.full_name}: a jvp formula for an op with several outputs is not "
-                                        "supported", "leave jvp out: the derivative formulas are transposed"))
+            errors.append(
+                RegistryError(
+                    jline,
+                    f"{sig.full_name}: a jvp formula for an op with several outputs is not " "supported",
+                    "leave jvp out: the derivative formulas are transposed",
+                )
+            )
         else:
             op = replace(op, jvp=value.strip())
             ctx.formula_lines[(op.full_name, "jvp")] = jline
@@ -920,77 +1386,142 @@ def _parse_op(raw, groups, ctx, errors):
     if "differentiable" in raw:
         op = replace(op, composes_gradients=bool(raw["differentiable"]))
         if kind != "composite" or op.derivatives:
-            errors.append(RegistryError(raw.line_of("differentiable"), f"{sig.full_name}: 'differentiable' applies to composite "
-                                        "ops without derivatives (others are differentiable exactly when they have them)"))
-    for key in ("result_dtype", "identity"):
-        if key in raw and "meta" not in raw:
-            errors.append(RegistryError(raw.line_of(key), f"{sig.full_name}: '{key}' applies to structured kernel ops (meta:) only"))
-    if "meta" in raw:
-        op = replace(op, meta=str(raw["meta"]))
-        op = _check_meta(op, raw, errors)
-        if len(errors) > n_before:
-            return None
-    mutating = op.meta is not None and META_FAMILIES.get(op.meta, {}).get("mutates")
-    if not mutating:
-        sline = raw.line_of("signature")
-        lists = [a.name for a in sig.arguments if a.type.is_tensor_list and a.type.mutable]
-        if not sig.returns:
-            errors.append(RegistryError(sline, f"{sig.full_name}: an op that returns () writes into its arguments: a "
-                                        "kernel op with an in-place meta step",
-                                        "meta: foreach (Tensor lists) or an op's own in-place step, with kernel: <name>"))
-        elif lists:
-            errors.append(RegistryError(sline, f"{sig.full_name}: the mutable list '{lists[0]}' is written by a kernel "
-                                        "op with meta: foreach only"))
-        if len(errors) > n_before:
-            return None
-    op = replace(op, variants=_as_list(raw.get("variants", _default_variants(kind, sig, op.meta))))
+            errors.append(
+                RegistryError(
+                    raw.line_of("differentiable"),
+                    f"{sig.full_name}: 'differentiable' applies to composite "
+                    "ops without derivatives (others are differentiable exactly when they have them)",
+                )
+            )
+    return op
+
+
+def _check_writes(op, raw, errors):
+    """Only an in-place meta family's ops return () or take a mutable Tensor list."""
+    sig = op.sig
+    sline = raw.line_of("signature")
+    lists = [a.name for a in sig.arguments if a.type.is_tensor_list and a.type.mutable]
+    if not sig.returns:
+        errors.append(
+            RegistryError(
+                sline,
+                f"{sig.full_name}: an op that returns () writes into its arguments: a "
+                "kernel op with an in-place meta step",
+                "meta: foreach (Tensor lists) or an op's own in-place step, with kernel: <name>",
+            )
+        )
+    elif lists:
+        errors.append(
+            RegistryError(
+                sline,
+                f"{sig.full_name}: the mutable list '{lists[0]}' is written by a kernel " "op with meta: foreach only",
+            )
+        )
+
+
+def _parse_variants(op, raw, family, errors):
+    """variants (defaults as PyTorch's) and operator."""
+    sig, kind = op.sig, op.kind
+    op = replace(op, variants=_as_list(raw.get("variants", _default_variants(kind, sig, family))))
     if "function" not in op.variants:
         op = replace(op, variants=["function"] + op.variants)  # methods and variants are built on the function
     for v in op.variants:
         if v not in VARIANTS:
-            errors.append(RegistryError(raw.line_of("variants"), f"unknown variant '{v}'", f"variants: {', '.join(VARIANTS)}"))
+            errors.append(
+                RegistryError(raw.line_of("variants"), f"unknown variant '{v}'", f"variants: {', '.join(VARIANTS)}")
+            )
         if v in ("inplace", "out") and op.is_factory:
             errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: a factory has no '{v}' variant"))
         elif v == "out" and kind == "composite" and not _composite_out_legal(op):
-            errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: a composite's out= variant needs one "
-                                        "Tensor result that is no view, and no mutable argument"))
-        elif v in ("inplace", "out") and kind != "pointwise" and not op.structured and not (v == "out" and kind == "composite"):
-            errors.append(RegistryError(raw.line_of("variants"), f"'{v}' variants are generated for pointwise and structured kernel ops only"
-                                        + (" (and out= for composites)" if v == "out" else "")))
-        if v == "inplace" and op.structured and not _inplace_legal(op.meta, sig):
-            errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: no in-place variant: its result is not one tensor of self's shape"))
-        if v == "method" and not (sig.arguments and sig.arguments[0].name == "self" and sig.arguments[0].type.is_tensor):
-            errors.append(RegistryError(raw.line_of("variants"), f"{sig.full_name}: a method needs 'Tensor self' first"))
+            errors.append(
+                RegistryError(
+                    raw.line_of("variants"),
+                    f"{sig.full_name}: a composite's out= variant needs one "
+                    "Tensor result that is no view, and no mutable argument",
+                )
+            )
+        elif (
+            v in ("inplace", "out")
+            and kind != "pointwise"
+            and not op.structured
+            and not (v == "out" and kind == "composite")
+        ):
+            errors.append(
+                RegistryError(
+                    raw.line_of("variants"),
+                    f"'{v}' variants are generated for pointwise and structured kernel ops only"
+                    + (" (and out= for composites)" if v == "out" else ""),
+                )
+            )
+        if v == "inplace" and op.structured and not _inplace_legal(family, sig):
+            errors.append(
+                RegistryError(
+                    raw.line_of("variants"),
+                    f"{sig.full_name}: no in-place variant: its result is not one tensor of self's shape",
+                )
+            )
+        if v == "method" and not (
+            sig.arguments and sig.arguments[0].name == "self" and sig.arguments[0].type.is_tensor
+        ):
+            errors.append(
+                RegistryError(raw.line_of("variants"), f"{sig.full_name}: a method needs 'Tensor self' first")
+            )
     op = replace(op, operators=_as_list(raw.get("operator", [])))
     for o in op.operators:
         if o not in OPERATORS:
-            errors.append(RegistryError(raw.line_of("operator"), f"unknown operator '{o}'", f"operators: {' '.join(sorted(OPERATORS))}"))
+            errors.append(
+                RegistryError(
+                    raw.line_of("operator"), f"unknown operator '{o}'", f"operators: {' '.join(sorted(OPERATORS))}"
+                )
+            )
         n_tensors = len(op.tensor_args)
         if o == "~" and n_tensors != 1 or o not in ("-", "~") and n_tensors != 2:
-            errors.append(RegistryError(raw.line_of("operator"), f"operator '{o}' does not fit {sig.full_name}'s {n_tensors} Tensor argument(s)"))
-    op = replace(op, domain=_check_domain(op, raw.get("domain"), raw.line_of("domain") if "domain" in raw else line, errors))
+            errors.append(
+                RegistryError(
+                    raw.line_of("operator"),
+                    f"operator '{o}' does not fit {sig.full_name}'s {n_tensors} Tensor argument(s)",
+                )
+            )
+    return op
+
+
+def _parse_test_keys(op, raw, errors):
+    """What the generated tests use: domain, torch, compare, special_values."""
+    sig, line = op.sig, op.line
+    op = replace(
+        op, domain=_check_domain(op, raw.get("domain"), raw.line_of("domain") if "domain" in raw else line, errors)
+    )
     op = replace(op, torch=raw.get("torch"))
     op = replace(op, compare=str(raw.get("compare", "values")), reads_storage=bool(raw.get("reads_storage", False)))
     if op.compare not in COMPARES:
-        errors.append(RegistryError(raw.line_of("compare"), f"unknown compare '{op.compare}'", f"compare: {', '.join(COMPARES)}"))
+        errors.append(
+            RegistryError(raw.line_of("compare"), f"unknown compare '{op.compare}'", f"compare: {', '.join(COMPARES)}")
+        )
     elif op.is_random and op.compare != "metadata":
-        errors.append(RegistryError(raw.line_of("compare") if "compare" in raw else line,
-                                    f"{sig.full_name}: a random op's values cannot match PyTorch's generator",
-                                    "add compare: metadata (sizes, dtype and device are compared; reseeding makes the variants comparable)"))
+        errors.append(
+            RegistryError(
+                raw.line_of("compare") if "compare" in raw else line,
+                f"{sig.full_name}: a random op's values cannot match PyTorch's generator",
+                "add compare: metadata (sizes, dtype and device are compared; reseeding makes the variants comparable)",
+            )
+        )
     op = replace(op, special_values=bool(raw.get("special_values", False)))
+    return op
+
+
+def _parse_checks_and_autocast(op, raw, errors):
+    sig = op.sig
     if "checks" in raw:
         op = replace(op, checks=_parse_checks(sig, raw["checks"], raw.line_of("checks"), errors))
     if "autocast" in raw:
         op = replace(op, autocast=_check_autocast(op, raw["autocast"], raw.line_of("autocast"), errors))
-    if len(errors) > n_before:
-        return None
-    op = replace(op, samples=_validate_samples(op, raw.get("samples"), raw.line_of("samples") if "samples" in raw else line, errors))
     return op
 
 
 class _Context:
-    def __init__(self):
+    def __init__(self, meta_families):
         self.formula_lines = {}
+        self.meta_families = meta_families
 
 
 def build(doc, root):
@@ -1000,13 +1531,16 @@ def build(doc, root):
         raise ErrorList([RegistryError(1, "the registry must be a mapping with 'dtype_groups' and 'ops'")])
     for k in doc:
         if k not in TOP_KEYS:
-            errors.append(RegistryError(doc.line_of(k), f"unknown top-level key '{k}'", f"known: {', '.join(sorted(TOP_KEYS))}"))
+            errors.append(
+                RegistryError(doc.line_of(k), f"unknown top-level key '{k}'", f"known: {', '.join(sorted(TOP_KEYS))}")
+            )
     groups = _load_groups(doc.get("dtype_groups"), errors)
+    meta_families = _load_meta_families(doc.get("meta_families"), errors)
     raw_ops = doc.get("ops")
     if not isinstance(raw_ops, list):
         errors.append(RegistryError(doc.line_of("ops") if "ops" in doc else 1, "'ops' must be a list of op entries"))
         raise ErrorList(errors)
-    ctx = _Context()
+    ctx = _Context(meta_families)
     ops = []
     seen = {}
     for raw in raw_ops:
@@ -1017,11 +1551,15 @@ def build(doc, root):
         if op is None:
             continue
         if op.full_name in seen:
-            errors.append(RegistryError(op.line, f"duplicate op '{op.full_name}'", f"first defined at {{line:{seen[op.full_name]}}}"))
+            errors.append(
+                RegistryError(
+                    op.line, f"duplicate op '{op.full_name}'", f"first defined at {{line:{seen[op.full_name]}}}"
+                )
+            )
             continue
         seen[op.full_name] = op.line
         ops.append(op)
-    registry = Registry(ops=ops, groups=groups)
+    registry = Registry(ops=ops, groups=groups, meta_families=meta_families)
     formulas.check_registry(registry, ctx.formula_lines, root, errors)
     registry = replace(registry, missing=check_kernels_exist(registry, root, errors))
     if errors:
@@ -1034,10 +1572,16 @@ def check_kernels_exist(registry, root, errors):
     """A named kernel or composite function must be defined in the tree (not only declared).
     Returns the ops whose kernels may be missing (KILN_ALLOW_MISSING_KERNELS=1)."""
     import os
+
     allow_missing = os.environ.get("KILN_ALLOW_MISSING_KERNELS") == "1"
-    texts = {"kernel": _read_tree(os.path.join(root, "kernels", "cpu")),
-             "composite": _read_tree(os.path.join(root, "runtime", "src", "composite"))}
-    where = {"kernel": "kernels/cpu/ (namespace kiln::cpu)", "composite": "runtime/src/composite/ (namespace kiln::composite)"}
+    texts = {
+        "kernel": _read_tree(os.path.join(root, "kernels", "cpu")),
+        "composite": _read_tree(os.path.join(root, "runtime", "src", "composite")),
+    }
+    where = {
+        "kernel": "kernels/cpu/ (namespace kiln::cpu)",
+        "composite": "runtime/src/composite/ (namespace kiln::composite)",
+    }
     cuda_text = _read_tree(os.path.join(root, "kernels", "cuda"))
     missing = []
     for op in registry.ops:
@@ -1047,16 +1591,25 @@ def check_kernels_exist(registry, root, errors):
             if allow_missing:
                 missing.append(op)
                 continue
-            errors.append(RegistryError(op.line, f"{op.full_name}: {op.kind} function '{op.body}' is not defined in {where[op.kind]}",
-                                        "define it with the signature declared in generated/include/kiln/gen/"
-                                        + (f"kernels/cpu/{op.body}.h (include that header)" if op.kind == "kernel"
-                                           else "composite.h")))
+            errors.append(
+                RegistryError(
+                    op.line,
+                    f"{op.full_name}: {op.kind} function '{op.body}' is not defined in {where[op.kind]}",
+                    "define it with the signature declared in generated/include/kiln/gen/"
+                    + (f"kernels/cpu/{op.body}.h (include that header)" if op.kind == "kernel" else "composite.h"),
+                )
+            )
         # `backends: [.., cuda]` on a kernel op promises kiln::cuda::<name> in kernels/cuda/.
         if op.kind == "kernel" and "cuda" in op.backends and not _defines(cuda_text, op.body):
-            errors.append(RegistryError(op.line, f"{op.full_name}: backends lists cuda but kernel '{op.body}' is not defined in "
-                                        "kernels/cuda/ (namespace kiln::cuda)",
-                                        f"define it there with the signature in generated/include/kiln/gen/kernels/cuda/{op.body}.h "
-                                        "(include that header), or drop cuda from backends"))
+            errors.append(
+                RegistryError(
+                    op.line,
+                    f"{op.full_name}: backends lists cuda but kernel '{op.body}' is not defined in "
+                    "kernels/cuda/ (namespace kiln::cuda)",
+                    f"define it there with the signature in generated/include/kiln/gen/kernels/cuda/{op.body}.h "
+                    "(include that header), or drop cuda from backends",
+                )
+            )
     return missing
 
 
@@ -1080,6 +1633,7 @@ def _defines(text, name):
 
 def _read_tree(path):
     import os
+
     chunks = []
     for dirpath, _, files in os.walk(path):
         for f in sorted(files):

@@ -25,9 +25,14 @@ def _env():
         cache = jinja2.FileSystemBytecodeCache()
     except (OSError, RuntimeError):
         cache = None
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), trim_blocks=True,
-                              lstrip_blocks=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
-                              bytecode_cache=cache)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        trim_blocks=True,
+        lstrip_blocks=False,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        bytecode_cache=cache,
+    )
 
 
 def _enrich(v, views_by_name, sources):
@@ -56,18 +61,25 @@ def _enrich(v, views_by_name, sources):
             if len(args) >= 2 and args[1].type.base == "Scalar":
                 v.scalar_clash = True
         rest = sig.arguments[2:]
-        rest_decl = ", ".join(f"{cpp.param_type(a.type)} {a.name}" + (f" = {cpp.default_value(a)}" if a.default else "") for a in rest)
+        rest_decl = ", ".join(
+            f"{cpp.param_type(a.type)} {a.name}" + (f" = {cpp.default_value(a)}" if a.default else "") for a in rest
+        )
         rest_def = ", ".join(f"{cpp.param_type(a.type)} {a.name}" for a in rest)
         first, second = sig.arguments[0], sig.arguments[1]
-        v.scalar_params_decl = f"const Tensor& {first.name}, const Scalar& {second.name}" + (f", {rest_decl}" if rest_decl else "")
+        v.scalar_params_decl = f"const Tensor& {first.name}, const Scalar& {second.name}" + (
+            f", {rest_decl}" if rest_decl else ""
+        )
         v.scalar_call_args = f"{first.name}, wrapped_scalar({second.name})" + "".join(f", {a.name}" for a in rest)
         v.scalar_method_params_decl = f"const Scalar& {second.name}" + (f", {rest_decl}" if rest_decl else "")
         v.scalar_method_params_def = f"const Scalar& {second.name}" + (f", {rest_def}" if rest_def else "")
         v.scalar_rest_args = ", ".join(a.name for a in rest)
-        rest_base = ", ".join(f"{cpp.param_type(a.type, True)} {a.name}" + (f" = {cpp.default_value(a, True)}" if a.default else "")
-                              for a in rest)
-        v.base_scalar_params_decl = (f"const TensorBase& {first.name}, const Scalar& {second.name}"
-                                     + (f", {rest_base}" if rest_base else ""))
+        rest_base = ", ".join(
+            f"{cpp.param_type(a.type, True)} {a.name}" + (f" = {cpp.default_value(a, True)}" if a.default else "")
+            for a in rest
+        )
+        v.base_scalar_params_decl = f"const TensorBase& {first.name}, const Scalar& {second.name}" + (
+            f", {rest_base}" if rest_base else ""
+        )
         v.base_scalar_call_args = f"{first.name}, scalar_operand({second.name})" + "".join(f", {a.name}" for a in rest)
 
 
@@ -100,8 +112,11 @@ def _entries_over_base(views):
         calls = set()
         for f in v.op.derivatives.values():
             calls |= {m for m in FORMULA_CALL.findall(f) if m in names}
-        if v.differentiable and "inplace" in v.op.variants and any(s.kind == "tensor" and s.name == "self"
-                                                                   for s in v.saved_inputs):
+        if (
+            v.differentiable
+            and "inplace" in v.op.variants
+            and any(s.kind == "tensor" and s.name == "self" for s in v.saved_inputs)
+        ):
             calls.add("clone")  # in place, self's old value is saved as _ops::clone(self)
         if v.op.jvp and v.op.jvp != "linear":
             calls |= {m for m in FORMULA_CALL.findall(v.op.jvp) if m in names}
@@ -110,12 +125,17 @@ def _entries_over_base(views):
         if v.jvp_reads_self and "inplace" in v.op.variants:
             calls.add("clone")  # self's value before an in-place op, for its jvp
         v.formula_ops = sorted(calls)
-        v.adapter = (v.op.kind == "composite" and not v.has_list and "function" in v.op.variants
-                     and not any(a.type.mutable for a in v.sig.arguments if a.type.base == "Tensor")
-                     and not (v.sig.returns and v.sig.returns[0].type.mutable))
-        v.over_base = ((v.op.kind == "pointwise" or v.op.structured) and not v.options_group and not v.has_list)
-        v.adapter_args = ", ".join(f"Tensor({name})" if ty == "const Tensor&" else name
-                                   for name, ty, _ in cpp.cpp_arguments(v.sig))
+        v.adapter = (
+            v.op.kind == "composite"
+            and not v.has_list
+            and "function" in v.op.variants
+            and not any(a.type.mutable for a in v.sig.arguments if a.type.base == "Tensor")
+            and not (v.sig.returns and v.sig.returns[0].type.mutable)
+        )
+        v.over_base = (v.op.kind == "pointwise" or v.op.structured) and not v.options_group and not v.has_list
+        v.adapter_args = ", ".join(
+            f"Tensor({name})" if ty == "const Tensor&" else name for name, ty, _ in cpp.cpp_arguments(v.sig)
+        )
     while True:  # drop ops whose formulas call an op without entries, until nothing changes
         with_entries = {v.name for v in views if v.over_base or v.adapter}
         dropped = [v for v in views if v.over_base and not set(v.formula_ops) <= with_entries]
@@ -162,8 +182,14 @@ def _operators(views):
     for v in views:
         for o in v.op.operators:
             unary = len(v.tensors) == 1
-            ops.append(dict(symbol=o, fn=v.name, unary=unary,
-                            compound=(not unary and "inplace" in v.op.variants and o not in ("==", "!=", "<", "<=", ">", ">="))))
+            ops.append(
+                dict(
+                    symbol=o,
+                    fn=v.name,
+                    unary=unary,
+                    compound=(not unary and "inplace" in v.op.variants and o not in ("==", "!=", "<", "<=", ">", ">=")),
+                )
+            )
     return ops
 
 
@@ -232,29 +258,54 @@ def render(registry, out_dir, sources=None):
     inc = "include/kiln/gen"
     entry_tpl = env.get_template("op_entries.h.j2")
     for name in sorted(with_entries):
-        w.write(f"{inc}/ops/{name}.h", entry_tpl.render(name=name, ops=[v for v in by_name[name] if v.over_base or v.adapter]))
-    w.write(f"{inc}/ops/operators.h", env.get_template("op_operators.h.j2").render(
-        operators=[o for o in _operators(views) if o["fn"] in with_entries]))
+        w.write(
+            f"{inc}/ops/{name}.h",
+            entry_tpl.render(name=name, ops=[v for v in by_name[name] if v.over_base or v.adapter]),
+        )
+    w.write(
+        f"{inc}/ops/operators.h",
+        env.get_template("op_operators.h.j2").render(
+            operators=[o for o in _operators(views) if o["fn"] in with_entries]
+        ),
+    )
     api_tpl = env.get_template("op_api.h.j2")
     api_names = sorted({v.name for v in views if not v.options_group})
     for name in api_names:
-        w.write(f"{inc}/api/{name}.h", api_tpl.render(name=name, has_entries=name in with_entries,
-                                                      ops=[v for v in by_name[name] if not v.options_group]))
+        w.write(
+            f"{inc}/api/{name}.h",
+            api_tpl.render(
+                name=name, has_entries=name in with_entries, ops=[v for v in by_name[name] if not v.options_group]
+            ),
+        )
     w.write(f"{inc}/ops.h", env.get_template("ops.h.j2").render(api_headers=api_names))
     w.write(f"{inc}/factories.h", env.get_template("factories.h.j2").render(ops=views))
     w.write(f"{inc}/tensor_methods.h", env.get_template("tensor_methods.h.j2").render(ops=views))
     operators = _operators(views)
-    method_headers = sorted({v.name for v in views if v.has_method or "inplace" in v.op.variants} & set(api_names)
-                            | {o["fn"] for o in operators})
-    w.write(f"{inc}/tensor_methods_inl.h", env.get_template("tensor_methods_inl.h.j2").render(
-        ops=views, operators=operators, method_headers=method_headers))
+    method_headers = sorted(
+        {v.name for v in views if v.has_method or "inplace" in v.op.variants} & set(api_names)
+        | {o["fn"] for o in operators}
+    )
+    w.write(
+        f"{inc}/tensor_methods_inl.h",
+        env.get_template("tensor_methods_inl.h.j2").render(
+            ops=views, operators=operators, method_headers=method_headers
+        ),
+    )
     decl_tpl = env.get_template("kernel_decl.h.j2")
     for backend, label in (("cpu", "CPU"), ("cuda", "CUDA")):
         kernels = _kernel_signatures(views, backend)
         for name, (entries, signatures, headers) in kernels.items():
-            w.write(f"{inc}/kernels/{backend}/{name}.h", decl_tpl.render(name=name, entries=entries, signatures=signatures,
-                                                                       headers=sorted(headers), backend=backend,
-                                                                       label=label))
+            w.write(
+                f"{inc}/kernels/{backend}/{name}.h",
+                decl_tpl.render(
+                    name=name,
+                    entries=entries,
+                    signatures=signatures,
+                    headers=sorted(headers),
+                    backend=backend,
+                    label=label,
+                ),
+            )
     w.write(f"{inc}/composite.h", env.get_template("composite.h.j2").render(ops=views))
     # One list per CMake target: the core (the entries of composite ops, the registry), the op
     # entries over TensorBase (each with its own kernel table), the CPU and the CUDA kernels.
@@ -278,8 +329,10 @@ def render(registry, out_dir, sources=None):
                 cpu_sources.append(rel)
     # The entries compile a few to a translation unit (src/ops/batches/), as the CUDA kernels below.
     batch_tpl = env.get_template("op_batch.cpp.j2")
-    for over_base, kind, what, sources_list in ((True, "entries", "entries over TensorBase", entry_sources),
-                                                (False, "composites", "entries of composite ops", core_sources)):
+    for over_base, kind, what, sources_list in (
+        (True, "entries", "entries over TensorBase", entry_sources),
+        (False, "composites", "entries of composite ops", core_sources),
+    ):
         for batch in sorted(entry_batches[over_base]):
             rel = f"src/ops/batches/{kind}_{batch:02d}.cpp"
             w.write(rel, batch_tpl.render(what=what, names=sorted(entry_batches[over_base][batch])))
@@ -296,7 +349,9 @@ def render(registry, out_dir, sources=None):
         w.write(rel, pw_tpl["cuda"].render(ops=sorted(batches[batch], key=lambda v: v.cname)))
         cuda_sources.append(rel)
     w.write("src/cuda/cuda_elementwise.h", env.get_template("cuda_elementwise.h.j2").render(ops=cuda_pointwise))
-    w.write("src/cuda/pointwise_entries.cpp", env.get_template("cuda_pointwise_entries.cpp.j2").render(ops=cuda_pointwise))
+    w.write(
+        "src/cuda/pointwise_entries.cpp", env.get_template("cuda_pointwise_entries.cpp.j2").render(ops=cuda_pointwise)
+    )
     cuda_sources.append("src/cuda/pointwise_entries.cpp")
     # Call-by-name and the per-op tests come in one file per registry file: adding an op
     # recompiles its file's part alone.
@@ -306,8 +361,12 @@ def render(registry, out_dir, sources=None):
     part_tpl = env.get_template("registry_part.cpp.j2")
     for part, part_views in parts.items():
         rel = f"src/registry/{part}.cpp"
-        w.write(rel, part_tpl.render(part=part, ops=part_views,
-                                     api_headers=sorted({v.name for v in part_views if not v.options_group})))
+        w.write(
+            rel,
+            part_tpl.render(
+                part=part, ops=part_views, api_headers=sorted({v.name for v in part_views if not v.options_group})
+            ),
+        )
         core_sources.append(rel)
     w.write("src/registry.cpp", env.get_template("registry.cpp.j2").render(parts=list(parts)))
     core_sources.append("src/registry.cpp")
@@ -320,10 +379,16 @@ def render(registry, out_dir, sources=None):
         tests = {"cpu": [], "cuda": []}
         for v in part_views:
             for backend in v.op.backends:
-                tests[backend].append(dict(full=v.full, backend=backend,
-                                           dtypes=", ".join(cpp.dtype_enum(d) for d in v.op.backend_dtypes(backend)),
-                                           grad=is_grad_tested(v.op), gradgrad=str(v.op.gradgrad).lower(),
-                                           grad_dtypes=", ".join(cpp.dtype_enum(d) for d in grad_dtypes(v.op, backend))))
+                tests[backend].append(
+                    dict(
+                        full=v.full,
+                        backend=backend,
+                        dtypes=", ".join(cpp.dtype_enum(d) for d in v.op.backend_dtypes(backend)),
+                        grad=is_grad_tested(v.op),
+                        gradgrad=str(v.op.gradgrad).lower(),
+                        grad_dtypes=", ".join(cpp.dtype_enum(d) for d in grad_dtypes(v.op, backend)),
+                    )
+                )
         # The device suite (tests/cuda) runs the cuda ones only where a CUDA device is present.
         for backend, prefix in (("cpu", "op_tests"), ("cuda", "cuda_op_tests")):
             if tests[backend]:
@@ -338,12 +403,16 @@ def render(registry, out_dir, sources=None):
         w.write(f"op_samples/{entry['name']}.json", json.dumps(entry) + "\n")
     w.write("coverage_declared.json", json.dumps(declared_doc(registry, missing), indent=1) + "\n")
     cmake = ["# Generated by codegen/gen.py. Do not edit."]
-    for var, files, why in (("KILN_GENERATED_CORE_SOURCES", core_sources, "the core (target kiln_core)"),
-                            ("KILN_GENERATED_ENTRY_SOURCES", entry_sources,
-                             "the op entries over TensorBase (target kiln_op_entries)"),
-                            ("KILN_GENERATED_CPU_SOURCES", cpu_sources, "the CPU kernels (target kiln_cpu_kernels)"),
-                            ("KILN_GENERATED_CUDA_SOURCES", cuda_sources,
-                             "the CUDA kernels (target kiln_cuda_kernels), built only with KILN_WITH_CUDA")):
+    for var, files, why in (
+        ("KILN_GENERATED_CORE_SOURCES", core_sources, "the core (target kiln_core)"),
+        ("KILN_GENERATED_ENTRY_SOURCES", entry_sources, "the op entries over TensorBase (target kiln_op_entries)"),
+        ("KILN_GENERATED_CPU_SOURCES", cpu_sources, "the CPU kernels (target kiln_cpu_kernels)"),
+        (
+            "KILN_GENERATED_CUDA_SOURCES",
+            cuda_sources,
+            "the CUDA kernels (target kiln_cuda_kernels), built only with KILN_WITH_CUDA",
+        ),
+    ):
         cmake += [f"# Part of {why}.", f"set({var}"] + [f'  "${{KILN_GEN_DIR}}/{f}"' for f in files] + [")"]
     for var, backend in (("KILN_GENERATED_TEST_SOURCES", "cpu"), ("KILN_GENERATED_CUDA_TEST_SOURCES", "cuda")):
         cmake += [f"set({var}"] + [f'  "${{KILN_GEN_DIR}}/{f}"' for f in test_sources[backend]] + [")"]
@@ -394,34 +463,50 @@ def _arg_json(a):
             default = float(d) if any(c in d for c in ".e") else int(d)
         elif t.base == "str":
             default = d.strip("'")
-    return {"name": a.name, "type": re.sub(r"\(\w+!?\)", "", a.type.schema()),
-            "kwarg_only": a.kwarg_only, "has_default": a.default is not None, "default": default,
-            "mutable": a.type.mutable}
+    return {
+        "name": a.name,
+        "type": re.sub(r"\(\w+!?\)", "", a.type.schema()),
+        "kwarg_only": a.kwarg_only,
+        "has_default": a.default is not None,
+        "default": default,
+        "mutable": a.type.mutable,
+    }
 
 
 def samples_doc(registry):
     ops = []
     for op in registry.ops:
         torch_call = op.torch or f"torch.ops.aten.{op.name}.{op.sig.overload or 'default'}"
-        ops.append({"name": op.full_name, "signature": op.full_name + str_args(op.sig), "torch": torch_call,
-                    "dtypes": op.dtypes, "differentiable_inputs": differentiable_inputs(op) if is_grad_tested(op) else [],
-                    "gradgrad": op.gradgrad, "jvp": views.jvp_mode(op), "special_values": op.special_values,
-                    "variants": op.variants,
-                    "factory": op.is_factory, "random": op.is_random, "compare": op.compare,
-                    "reads_storage": op.reads_storage,
-                    # per output: false where it has no gradient (layer_norm's mean and rstd)
-                    "differentiable_outputs": op.output_differentiability,
-                    "args": [_arg_json(a) for a in op.sig.arguments], "samples": normalized_samples(op),
-                    # an op of an in-place family: the tests compare what it wrote into these
-                    # arguments (in schema order) rather than what it returned
-                    "writes": writes(op)})
+        ops.append(
+            {
+                "name": op.full_name,
+                "signature": op.full_name + str_args(op.sig),
+                "torch": torch_call,
+                "dtypes": op.dtypes,
+                "differentiable_inputs": differentiable_inputs(op) if is_grad_tested(op) else [],
+                "gradgrad": op.gradgrad,
+                "jvp": views.jvp_mode(op),
+                "special_values": op.special_values,
+                "variants": op.variants,
+                "factory": op.is_factory,
+                "random": op.is_random,
+                "compare": op.compare,
+                "reads_storage": op.reads_storage,
+                # per output: false where it has no gradient (layer_norm's mean and rstd)
+                "differentiable_outputs": op.output_differentiability,
+                "args": [_arg_json(a) for a in op.sig.arguments],
+                "samples": normalized_samples(op),
+                # an op of an in-place family: the tests compare what it wrote into these
+                # arguments (in schema order) rather than what it returned
+                "writes": writes(op, registry),
+            }
+        )
     return {"ops": ops}
 
 
-def writes(op):
+def writes(op, registry):
     """The mutable arguments an in-place kernel family (meta: foreach ...) writes, else []."""
-    from .model import META_FAMILIES
-    if not (op.structured and META_FAMILIES[op.meta].get("mutates")):
+    if not (op.structured and registry.meta_families[op.meta].mutates):
         return []
     return [a.name for a in op.sig.arguments if a.type.base == "Tensor" and a.type.mutable]
 
@@ -436,7 +521,16 @@ def declared_doc(registry, missing):
             # the build's business (tools/coverage.py reads build_info.json).
             compiled = declared if op not in missing else []
             backends[b] = {"declared": declared, "compiled": compiled}
-        ops.append({"name": op.full_name, "family": op.family, "doc": op.doc, "kind": op.kind,
-                    "differentiable": is_grad_tested(op), "jvp": views.jvp_mode(op), "backends": backends,
-                    "autocast": dict(op.autocast)})
+        ops.append(
+            {
+                "name": op.full_name,
+                "family": op.family,
+                "doc": op.doc,
+                "kind": op.kind,
+                "differentiable": is_grad_tested(op),
+                "jvp": views.jvp_mode(op),
+                "backends": backends,
+                "autocast": dict(op.autocast),
+            }
+        )
     return {"ops": ops}

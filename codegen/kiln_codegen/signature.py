@@ -3,8 +3,19 @@ import re
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-BASE_TYPES = {"Tensor", "int", "float", "bool", "Scalar", "ScalarType", "str", "Device", "Layout", "MemoryFormat",
-              "Generator"}
+BASE_TYPES = {
+    "Tensor",
+    "int",
+    "float",
+    "bool",
+    "Scalar",
+    "ScalarType",
+    "str",
+    "Device",
+    "Layout",
+    "MemoryFormat",
+    "Generator",
+}
 # Types whose only default is None: there is no literal for them in a schema.
 NONE_DEFAULT_ONLY = {"ScalarType", "Tensor", "Device", "Layout", "MemoryFormat", "Generator"}
 
@@ -15,7 +26,7 @@ class SignatureError(ValueError):
 
 @dataclass
 class Type:
-    base: str             # Tensor, int, float, bool, Scalar, ScalarType, str
+    base: str  # Tensor, int, float, bool, Scalar, ScalarType, str
     optional: bool = False
     is_list: bool = False
     list_size: Optional[int] = None
@@ -97,27 +108,39 @@ class Signature:
         return self.full_name + self.arguments_text()
 
 
-_TYPE_RE = re.compile(r"^(Tensor|int|float|bool|Scalar|ScalarType|str|Device|Layout|MemoryFormat|Generator)(\((\w+!?)\))?"
-                      r"(\?(?=\[))?(\[(\d*)\])?(\?)?$")
+_TYPE_RE = re.compile(
+    r"^(Tensor|int|float|bool|Scalar|ScalarType|str|Device|Layout|MemoryFormat|Generator)(\((\w+!?)\))?"
+    r"(\?(?=\[))?(\[(\d*)\])?(\?)?$"
+)
 _NAME_RE = re.compile(r"^[A-Za-z_]\w*$")
 
 
 def parse_type(text):
     m = _TYPE_RE.match(text.strip())
     if not m:
-        raise SignatureError(f"unknown type '{text.strip()}' (known: {', '.join(sorted(BASE_TYPES))}, "
-                             "with [], [N], ? and Tensor(a)/Tensor(a!) annotations)")
+        raise SignatureError(
+            f"unknown type '{text.strip()}' (known: {', '.join(sorted(BASE_TYPES))}, "
+            "with [], [N], ? and Tensor(a)/Tensor(a!) annotations)"
+        )
     base, _, alias, items_opt, lst, size, opt = m.groups()
     if alias and base != "Tensor":
         raise SignatureError(f"only Tensor takes an alias annotation, got '{text.strip()}'")
     if base == "Generator" and not opt:
-        raise SignatureError(f"a Generator argument is optional (Generator?): without one the default generator is used")
+        raise SignatureError(
+            f"a Generator argument is optional (Generator?): without one the default generator is used"
+        )
     if lst is not None and base not in ("Tensor", "int", "float"):
         raise SignatureError(f"only Tensor[], int[] and float[] lists are supported, got '{text.strip()}'")
     if items_opt and (base != "Tensor" or alias):
         raise SignatureError(f"only Tensor?[] (a list of optional Tensors) takes '?' before '[]', got '{text.strip()}'")
-    return Type(base=base, optional=bool(opt), is_list=lst is not None,
-                list_size=int(size) if size else None, alias=alias, optional_items=bool(items_opt))
+    return Type(
+        base=base,
+        optional=bool(opt),
+        is_list=lst is not None,
+        list_size=int(size) if size else None,
+        alias=alias,
+        optional_items=bool(items_opt),
+    )
 
 
 def _split_top(text, sep=","):

@@ -5,21 +5,24 @@ from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
 from . import cpp, formulas
-from .model import COMPLEX, DTYPES, FLOATING, INTEGRAL, META_FAMILIES, formula_inputs, normalized_samples
+from .model import COMPLEX, DTYPES, FLOATING, INTEGRAL, formula_inputs, normalized_samples
+
 
 @dataclass(frozen=True)
 class SavedInput:
     """An argument a backward formula reads, kept in the node."""
+
     name: str
-    kind: str          # "tensor" (a SavedVariable), "tensor_list" or "value" (stored by value)
-    stored_type: str   # value: the member's C++ type
-    store_expr: str    # value: how the call's argument becomes the member
+    kind: str  # "tensor" (a SavedVariable), "tensor_list" or "value" (stored by value)
+    stored_type: str  # value: the member's C++ type
+    store_expr: str  # value: how the call's argument becomes the member
     needed_if: str = ""  # tensor: saved only when this holds (the edges of the formulas reading it)
 
 
 @dataclass(frozen=True)
 class SavedOutput:
     """An output a backward formula reads (saved without its history: no reference cycle)."""
+
     name: str
     index: int
     needed_if: str = ""  # saved only when this holds (the edges of the formulas reading it)
@@ -28,6 +31,7 @@ class SavedOutput:
 @dataclass(frozen=True)
 class InputMeta:
     """The sizes and dtype of a Tensor input (a list's per element) the node keeps."""
+
     name: str
     is_list: bool
     sizes_local: bool  # a formula reads <name>_sizes
@@ -37,10 +41,11 @@ class InputMeta:
 @dataclass(frozen=True)
 class GradInput:
     """A differentiable input: its formula and its first slot among the node's edges."""
+
     name: str
     formula: str
     is_list: bool
-    index: int                    # slots of the single Tensors before it
+    index: int  # slots of the single Tensors before it
     lists_before: Tuple[str, ...]  # lists before it, one slot per element each
 
 
@@ -48,6 +53,7 @@ class GradInput:
 class JointGrad:
     """A formula that returns the gradients of several inputs at once (`self, other: f(...)`):
     the inputs in key order, each with its edge slot."""
+
     formula: str
     inputs: Tuple[GradInput, ...]
 
@@ -55,9 +61,10 @@ class JointGrad:
 @dataclass(frozen=True)
 class ScalarSlot:
     """A non-Tensor argument of a pointwise op as the PointwiseCall carries it to the functor."""
+
     name: str
-    kind: str        # choice (str, as its index), optional (math::Opt<T>), compute (T), int, bool
-    index: int       # in call.choices for a choice, else in call.scalars
+    kind: str  # choice (str, as its index), optional (math::Opt<T>), compute (T), int, bool
+    index: int  # in call.choices for a choice, else in call.scalars
     choices: Tuple[str, ...] = ()
     checks_alpha: bool = False  # PyTorch refuses a fractional alpha for integers
 
@@ -65,27 +72,38 @@ class ScalarSlot:
 @dataclass(frozen=True)
 class RegistryArg:
     """One C++ parameter of an op as call-by-name reads it from the Value at a[index]."""
+
     index: int
     name: str
-    kind: str            # options, generator, tensor(_list), optional_tensor, mutable_tensor,
-                         # (optional_)int_list, (optional_)value
-    getter: str          # value kinds: Value's accessor (to_int, to_scalar ...)
-    value_type: str      # value kinds: the C++ type it returns
+    kind: str  # options, generator, tensor(_list), optional_tensor, mutable_tensor,
+    # (optional_)int_list, (optional_)value
+    getter: str  # value kinds: Value's accessor (to_int, to_scalar ...)
+    value_type: str  # value kinds: the C++ type it returns
     default: Optional[str]  # C++ default when the argument is left out (None: required or None)
-    is_str: bool         # a str argument is passed as std::string_view
+    is_str: bool  # a str argument is passed as std::string_view
 
 
 # Value accessor and its C++ type per schema base type.
 VALUE_GETTERS = {
-    "int": ("to_int", "int64_t"), "float": ("to_double", "double"), "bool": ("to_bool", "bool"),
-    "Scalar": ("to_scalar", "Scalar"), "ScalarType": ("to_dtype", "DType"), "str": ("to_string", "std::string"),
-    "Device": ("to_device", "Device"), "Layout": ("to_layout", "Layout"),
+    "int": ("to_int", "int64_t"),
+    "float": ("to_double", "double"),
+    "bool": ("to_bool", "bool"),
+    "Scalar": ("to_scalar", "Scalar"),
+    "ScalarType": ("to_dtype", "DType"),
+    "str": ("to_string", "std::string"),
+    "Device": ("to_device", "Device"),
+    "Layout": ("to_layout", "Layout"),
     "MemoryFormat": ("to_memory_format", "MemoryFormat"),
 }
 
 
-PROMOTION_ENUM = {"default": "Default", "int_to_float": "IntToFloat", "bool_result": "BoolResult",
-                  "complex_to_real": "ComplexToReal", "self": "SelfDType"}
+PROMOTION_ENUM = {
+    "default": "Default",
+    "int_to_float": "IntToFloat",
+    "bool_result": "BoolResult",
+    "complex_to_real": "ComplexToReal",
+    "self": "SelfDType",
+}
 
 
 def substitute_grad(formula, replacement):
@@ -100,7 +118,11 @@ def jvp_mode(op):
     per input), vjp (the derivative formulas transposed by one backward pass) or unsupported (a
     list input without a `jvp:`)."""
     if not op.derivatives:
-        return "parts" if op.kind == "composite" and op.composes_gradients and not (op.is_factory or op.is_random) else "none"
+        return (
+            "parts"
+            if op.kind == "composite" and op.composes_gradients and not (op.is_factory or op.is_random)
+            else "none"
+        )
     if op.derivative_not_implemented:
         return "unsupported"
     if op.jvp:
@@ -167,11 +189,13 @@ class OpView:
         self.base_ret = cpp.return_type(op.sig, base=True)
         self.base_params_decl = cpp.params(op.sig, base=True, no_default=op.cpp_no_default_args)
         self.base_params_def = cpp.params(op.sig, with_defaults=False, base=True)
-        self.base_inplace_params_decl = cpp.params(op.sig, first_override="TensorBase&", base=True,
-                                                    no_default=op.cpp_no_default_args)
+        self.base_inplace_params_decl = cpp.params(
+            op.sig, first_override="TensorBase&", base=True, no_default=op.cpp_no_default_args
+        )
         self.base_inplace_params_def = cpp.params(op.sig, with_defaults=False, first_override="TensorBase&", base=True)
         self.has_list = any(a.type.is_list and a.type.base == "Tensor" for a in op.sig.arguments) or any(
-            r.type.is_list for r in op.sig.returns)
+            r.type.is_list for r in op.sig.returns
+        )
         # Set by render: the entry is written over TensorBase (see over_base there), and the ops
         # its formulas call (their kiln/gen/ops/<name>.h headers).
         self.over_base = False
@@ -180,7 +204,7 @@ class OpView:
         self._derivatives(registry)
         self._forward()
         self._pointwise()
-        self._structured()
+        self._structured(registry)
         self._registry()
         self.out_names = [r["name"] for r in self.results] if op.structured else ["out"]
         # a composite's out=: the Tensor inputs out may not require grad with, nor share storage with
@@ -216,9 +240,14 @@ class OpView:
                 args.append(name)
         dtype_arg = self.op.arg("dtype")
         callee = f"_ops::{self.name}" if self.over_base else f"kiln::{self.name}"
-        return dict(cpu=enum.get(self.op.autocast.get("cpu"), "None"), cuda=enum.get(self.op.autocast.get("cuda"), "None"),
-                    tensors=tensors, lists=lists, call=f"{callee}({', '.join(args)})",
-                    dtype_arg="dtype" if dtype_arg is not None and dtype_arg.type.schema() == "ScalarType?" else None)
+        return dict(
+            cpu=enum.get(self.op.autocast.get("cpu"), "None"),
+            cuda=enum.get(self.op.autocast.get("cuda"), "None"),
+            tensors=tensors,
+            lists=lists,
+            call=f"{callee}({', '.join(args)})",
+            dtype_arg="dtype" if dtype_arg is not None and dtype_arg.type.schema() == "ScalarType?" else None,
+        )
 
     # ---- dispatch facts ----
     @property
@@ -229,7 +258,7 @@ class OpView:
             if a.type.is_tensor and not a.type.optional:
                 return f"{a.name}.device()"
             if a.type.is_tensor_list:
-                return f"support::list_device(\"{self.full}\", \"{a.name}\", {a.name})"
+                return f'support::list_device("{self.full}", "{a.name}", {a.name})'
         return "kCPU"
 
     @property
@@ -313,20 +342,29 @@ class OpView:
         self.output_differentiable = [op.output_differentiable(i) for i in range(len(returns))]
         # what the formulas read: arguments, then outputs (saved without history)
         self.saved_inputs = [
-            SavedInput(name=a.name,
-                       kind="tensor" if a.type.is_tensor else "tensor_list" if a.type.is_tensor_list else "value",
-                       stored_type=cpp.stored_type(a.type) if a.type.base != "Tensor" else "",
-                       store_expr=cpp.store_expr(a))
-            for a in op.sig.arguments if a.name in used]
+            SavedInput(
+                name=a.name,
+                kind="tensor" if a.type.is_tensor else "tensor_list" if a.type.is_tensor_list else "value",
+                stored_type=cpp.stored_type(a.type) if a.type.base != "Tensor" else "",
+                store_expr=cpp.store_expr(a),
+            )
+            for a in op.sig.arguments
+            if a.name in used
+        ]
         self.saved_outputs = [SavedOutput(name=r, index=i) for i, r in enumerate(self.output_names) if r in used]
         # sizes and dtypes of inputs: every differentiable input's gradient is finished with
         # them; formulas may read them as <input>_sizes / <input>_dtype
         self.input_meta = [
-            InputMeta(name=a.name, is_list=a.type.is_list, sizes_local=f"{a.name}_sizes" in used,
-                      dtype_local=f"{a.name}_dtype" in used and not a.type.is_list)
+            InputMeta(
+                name=a.name,
+                is_list=a.type.is_list,
+                sizes_local=f"{a.name}_sizes" in used,
+                dtype_local=f"{a.name}_dtype" in used and not a.type.is_list,
+            )
             for a in op.sig.arguments
             if a.type.base == "Tensor"
-            and (a.name in op.differentiable_inputs or f"{a.name}_sizes" in used or f"{a.name}_dtype" in used)]
+            and (a.name in op.differentiable_inputs or f"{a.name}_sizes" in used or f"{a.name}_dtype" in used)
+        ]
         # one edge per differentiable Tensor, one per element of a differentiable list: an
         # input's first slot is its position among them, plus the lengths of the lists before it
         grads, index, lists_before = [], 0, []
@@ -334,15 +372,25 @@ class OpView:
         if op.derivative_not_implemented:  # the node exists so that backward raises, as PyTorch's
             single = {key: f'derivative_not_implemented("{op.full_name}")' for key in single}
         for a in self.diff_inputs:
-            grads.append(GradInput(name=a.name, formula=single.get(a.name, ""), is_list=a.type.is_list,
-                                   index=index, lists_before=tuple(lists_before)))
+            grads.append(
+                GradInput(
+                    name=a.name,
+                    formula=single.get(a.name, ""),
+                    is_list=a.type.is_list,
+                    index=index,
+                    lists_before=tuple(lists_before),
+                )
+            )
             if a.type.is_list:
                 lists_before.append(a.name)
             else:
                 index += 1
         by_name = {g.name: g for g in grads}
-        self.joint_grads = [JointGrad(formula=f, inputs=tuple(by_name[n] for n in formula_inputs(key)))
-                            for key, f in op.derivatives.items() if "," in key]
+        self.joint_grads = [
+            JointGrad(formula=f, inputs=tuple(by_name[n] for n in formula_inputs(key)))
+            for key, f in op.derivatives.items()
+            if "," in key
+        ]
         # A tensor is saved only when a formula reading it will run, as PyTorch's
         # should_compute_output: mul by a constant saves no copy of self, and an in-place change
         # of a tensor only a dead edge's formula read is no error.
@@ -359,8 +407,9 @@ class OpView:
                 return ""  # every edge's formula reads it, or list slots: always saved
             return " || ".join(f"node->next_edges[{g.index}].valid()" for g in gs)
 
-        self.saved_inputs = [replace(s, needed_if=needed_if(s.name)) if s.kind == "tensor" else s
-                             for s in self.saved_inputs]
+        self.saved_inputs = [
+            replace(s, needed_if=needed_if(s.name)) if s.kind == "tensor" else s for s in self.saved_inputs
+        ]
         self.saved_outputs = [replace(o, needed_if=needed_if(o.name)) for o in self.saved_outputs]
         self.grad_inputs = grads
         # one allocation for the edge list when its length is known up front
@@ -404,7 +453,9 @@ class OpView:
                     body = substitute_grad(f, wrap(f"{name}_t"))
                     if len(names) > 1:
                         mask = ", ".join("true" if j == k else "false" for j in range(len(names)))
-                        body = re.sub(r"(?<![\w.>])grad_input_mask(?!\w)", f"std::array<bool, {len(names)}>{{{mask}}}", body)
+                        body = re.sub(
+                            r"(?<![\w.>])grad_input_mask(?!\w)", f"std::array<bool, {len(names)}>{{{mask}}}", body
+                        )
                         body = f"std::get<{k}>({body})"
                     self.jvp_terms.append((name, wrap(body)))
             self.jvp_terms.sort(key=lambda t: [a.name for a in self.diff_inputs].index(t[0]))
@@ -455,8 +506,10 @@ class OpView:
         self.integer_exponent = op.promote_scalars.index(op.integer_exponent) if op.integer_exponent else -1
         self.integer_checks = self.integer_divisor >= 0 or self.integer_exponent >= 0
         self.inputs = ", ".join(f"&{a.name}" for a in self.tensors)
-        self.promoting = ", ".join(f"{'&' if not op.arg(s).type.optional else ''}{s}{'' if not op.arg(s).type.optional else ' ? &*' + s + ' : nullptr'}"
-                                   for s in op.promote_scalars)
+        self.promoting = ", ".join(
+            f"{'&' if not op.arg(s).type.optional else ''}{s}{'' if not op.arg(s).type.optional else ' ? &*' + s + ' : nullptr'}"
+            for s in op.promote_scalars
+        )
         # the non-Tensor arguments travel in the PointwiseCall: str choices as an index, the
         # others as Scalars (with a flag for an optional one's presence)
         slots, scalar, choice = [], 0, 0
@@ -467,8 +520,14 @@ class OpView:
                 slots.append(ScalarSlot(name=a.name, kind="choice", index=choice, choices=tuple(op.choices[a.name])))
                 choice += 1
                 continue
-            kind = "optional" if a.type.optional else {"Scalar": "compute", "float": "compute", "int": "int"}.get(a.type.base, "bool")
-            slots.append(ScalarSlot(name=a.name, kind=kind, index=scalar, checks_alpha=a.name == "alpha" and not a.type.optional))
+            kind = (
+                "optional"
+                if a.type.optional
+                else {"Scalar": "compute", "float": "compute", "int": "int"}.get(a.type.base, "bool")
+            )
+            slots.append(
+                ScalarSlot(name=a.name, kind=kind, index=scalar, checks_alpha=a.name == "alpha" and not a.type.optional)
+            )
             scalar += 1
         self.scalar_slots = slots
         self.functor_params = ", ".join(("bool " if a.name in op.bool_inputs else "T ") + a.name for a in self.tensors)
@@ -480,61 +539,84 @@ class OpView:
             cases.append(dict(enum=cpp.dtype_enum(d), store=store, opmath=opmath, out=out_store, ins=ins))
         self.cases = cases
         self.case_list = ", ".join(cpp.dtype_enum(d) for d in compute_dtypes(op))
-        self.scalar_overload = (len(self.tensors) == 2 and self.tensors[1].name not in op.bool_inputs
-                                and self.tensors[0] is op.sig.arguments[0] and self.tensors[1] is op.sig.arguments[1])
+        self.scalar_overload = (
+            len(self.tensors) == 2
+            and self.tensors[1].name not in op.bool_inputs
+            and self.tensors[0] is op.sig.arguments[0]
+            and self.tensors[1] is op.sig.arguments[1]
+        )
 
     # ---- structured kernel ops ----
-    def _structured(self):
+    def _structured(self, registry):
         op = self.op
         if not op.structured:
             return
-        fam = self.family = META_FAMILIES[op.meta]
-        self.plan_type = "meta::" + fam["plan"]
-        self.meta_header = f"kiln/meta/{fam['header']}.h"
+        fam = self.family = registry.meta_families[op.meta]
+        self.plan_type = "meta::" + fam.plan
+        self.meta_header = f"kiln/meta/{fam.header}.h"
         # results in return order: (name in the out= signature, dtype expression)
         if self.multi_output:
             # a family may size a result from a plan field of its own (layer_norm's mean, rstd)
-            sizes, dtypes = fam.get("result_sizes", {}), fam.get("result_dtypes", {})
-            self.results = [dict(name=r.name, sizes="plan." + sizes.get(r.name, "sizes"),
-                                 dtype="DType::Int64" if r.name == "indices" else "plan." + dtypes.get(r.name, "dtype"))
-                            for r in op.sig.returns]
+            sizes, dtypes = fam.result_sizes, fam.result_dtypes
+            self.results = [
+                dict(
+                    name=r.name,
+                    sizes="plan." + sizes.get(r.name, "sizes"),
+                    dtype="DType::Int64" if r.name == "indices" else "plan." + dtypes.get(r.name, "dtype"),
+                )
+                for r in op.sig.returns
+            ]
         else:
             self.results = [dict(name="out", sizes="plan.sizes", dtype="plan.dtype")]
         # in-place families (`mutates`: foreach, amp_update_scale) write into the op's mutable
         # arguments: no result is allocated and the kernel gets every Tensor and Tensor[] argument
-        self.mutates = bool(fam.get("mutates"))
+        self.mutates = fam.mutates
         self.kernel_lists = [a.name for a in op.sig.arguments if a.type.is_tensor_list] if self.mutates else []
-        self.written = [(a.name, a.type.is_list) for a in op.sig.arguments if a.type.base == "Tensor" and a.type.mutable]
+        self.written = [
+            (a.name, a.type.is_list) for a in op.sig.arguments if a.type.base == "Tensor" and a.type.mutable
+        ]
         ret = op.sig.returns[0].type.alias if op.sig.returns else None
-        self.returned_arg = next((a.name for a in op.sig.arguments
-                                  if ret and a.type.alias == ret and not a.type.is_list), None)
+        self.returned_arg = next(
+            (a.name for a in op.sig.arguments if ret and a.type.alias == ret and not a.type.is_list), None
+        )
         if self.mutates:
             self.results = []
             self.kernel_inputs = [a.name for a in op.sig.arguments if a.type.base == "Tensor"]
             # the kernel's arguments: lists as their TensorBase handles (<name>_base)
-            self.kernel_call_args = ", ".join(["plan"] + [f"{n}_base" if n in self.kernel_lists else n
-                                                          for n in self.kernel_inputs]
-                                              + [a.name for a in op.sig.arguments if a.type.base != "Tensor"])
+            self.kernel_call_args = ", ".join(
+                ["plan"]
+                + [f"{n}_base" if n in self.kernel_lists else n for n in self.kernel_inputs]
+                + [a.name for a in op.sig.arguments if a.type.base != "Tensor"]
+            )
             kinds = {"optional": "kOptional", "scalars": "kScalars"}
             self.foreach_lists = [(n, kinds.get(op.foreach_lists.get(n, ""))) for n in self.kernel_lists]
             self.foreach_scalars = [a.name for a in op.sig.arguments if a.type.is_tensor]
-        self.kernel_inputs = self.kernel_inputs if self.mutates else [a.name for a in op.sig.arguments if a.type.is_tensor]
+        self.kernel_inputs = (
+            self.kernel_inputs if self.mutates else [a.name for a in op.sig.arguments if a.type.is_tensor]
+        )
         # arguments the meta step does not consume go to the kernel as they are (var's correction)
-        consumed = {} if fam.get("custom") else fam["args"]
+        consumed = {} if fam.custom else fam.args
         extra = [a for a in op.sig.arguments if a.name not in consumed and a.type.base != "Tensor"]
-        if fam.get("factory") or fam.get("plan_only"):
+        if fam.factory or fam.plan_only:
             extra = []  # the plan carries every argument a factory kernel needs
         self.kernel_extra = [a.name for a in extra]
         n = len(self.results)
 
         def input_type(name):
             return "const TensorBaseList&" if name in self.kernel_lists else "const TensorBase&"
-        self.kernel_param_types = ", ".join([f"const {self.plan_type}&"] + ["const TensorBase&"] * n
-                                            + [input_type(t) for t in self.kernel_inputs]
-                                            + [cpp.param_type(a.type) for a in extra])
-        self.kernel_params = ", ".join([f"const {self.plan_type}& plan"] + [f"const TensorBase& {r['name']}" for r in self.results]
-                                       + [f"{input_type(t)} {t}" for t in self.kernel_inputs]
-                                       + [f"{cpp.param_type(a.type)} {a.name}" for a in extra])
+
+        self.kernel_param_types = ", ".join(
+            [f"const {self.plan_type}&"]
+            + ["const TensorBase&"] * n
+            + [input_type(t) for t in self.kernel_inputs]
+            + [cpp.param_type(a.type) for a in extra]
+        )
+        self.kernel_params = ", ".join(
+            [f"const {self.plan_type}& plan"]
+            + [f"const TensorBase& {r['name']}" for r in self.results]
+            + [f"{input_type(t)} {t}" for t in self.kernel_inputs]
+            + [f"{cpp.param_type(a.type)} {a.name}" for a in extra]
+        )
         self.out_ret = "Tensor&" if n == 1 else "std::tuple<" + ", ".join(["Tensor&"] * n) + ">"
         self.out_params_prefix = ", ".join(f"Tensor& {r['name']}" for r in self.results)
         self.base_out_ret = "TensorBase&" if n == 1 else "std::tuple<" + ", ".join(["TensorBase&"] * n) + ">"
@@ -554,8 +636,13 @@ class OpView:
             elif t.base == "Generator":
                 kind = "generator"
             elif t.base == "Tensor":
-                kind = "tensor_list" if t.is_list else "optional_tensor" if t.optional else (
-                    "mutable_tensor" if t.mutable else "tensor")
+                kind = (
+                    "tensor_list"
+                    if t.is_list
+                    else "optional_tensor"
+                    if t.optional
+                    else ("mutable_tensor" if t.mutable else "tensor")
+                )
             elif t.base == "int" and t.is_list:
                 kind = "optional_int_list" if t.optional else "int_list"
             elif t.base == "float" and t.is_list:
@@ -563,11 +650,17 @@ class OpView:
             else:
                 kind = "optional_value" if t.optional else "value"
             default = cpp.default_value(a)
-            args.append(RegistryArg(index=i, name="options" if kind == "options" else a.name, kind=kind,
-                                    getter=VALUE_GETTERS.get(t.base, ("", ""))[0],
-                                    value_type=VALUE_GETTERS.get(t.base, ("", ""))[1],
-                                    default=None if default in (None, "std::nullopt") else default,
-                                    is_str=t.base == "str"))
+            args.append(
+                RegistryArg(
+                    index=i,
+                    name="options" if kind == "options" else a.name,
+                    kind=kind,
+                    getter=VALUE_GETTERS.get(t.base, ("", ""))[0],
+                    value_type=VALUE_GETTERS.get(t.base, ("", ""))[1],
+                    default=None if default in (None, "std::nullopt") else default,
+                    is_str=t.base == "str",
+                )
+            )
         self.registry_args = args
         self.registry_call = f"kiln::{self.name}({', '.join(r.name for r in args)})"
 
@@ -577,6 +670,7 @@ class OpView:
             optional = a.has_default  # a Tensor? without a default must be passed (None is a value)
             type_text = re.sub(r"\(\w+!?\)", "", a.type.schema())  # Tensor(b!) -> Tensor
             return f'{{"{a.name}", "{type_text}", {str(a.kwarg_only).lower()}, {str(optional).lower()}}}'
+
         return ", ".join(spec(a) for a in self.sig.arguments)
 
 

@@ -23,16 +23,32 @@ FUNCTION_OP = """
 METHOD_OP = FUNCTION_OP.replace("  dtypes:", "  variants: [function, method, inplace, out]\n  dtypes:", 1)
 
 # Shared by many sources: none may change when a function-only op is added.
-SHARED = ["include/kiln/gen/tensor_methods.h", "include/kiln/gen/tensor_methods_inl.h",
-          "include/kiln/gen/factories.h", "include/kiln/gen/composite.h", "include/kiln/gen/ops/operators.h",
-          "src/registry.cpp"]
+SHARED = [
+    "include/kiln/gen/tensor_methods.h",
+    "include/kiln/gen/tensor_methods_inl.h",
+    "include/kiln/gen/factories.h",
+    "include/kiln/gen/composite.h",
+    "include/kiln/gen/ops/operators.h",
+    "src/registry.cpp",
+]
 # What a function-only pointwise op in ops/pointwise_unary.yaml may change or add.
-ALLOWED = {"include/kiln/gen/ops.h", "include/kiln/gen/api/footprint_probe.h", "include/kiln/gen/ops/footprint_probe.h",
-           "include/kiln/gen/pointwise/footprint_probe.h", "src/ops/footprint_probe.cpp", "src/cpu/footprint_probe.cpp",
-           "src/cuda/pointwise_entries.cpp", "src/cuda/cuda_elementwise.h",
-           "src/registry/pointwise_unary.cpp", "tests/op_tests/pointwise_unary.cpp",
-           "tests/cuda_op_tests/pointwise_unary.cpp", "sources.cmake", "op_samples.json",
-           "op_samples/footprint_probe.json", "coverage_declared.json"}
+ALLOWED = {
+    "include/kiln/gen/ops.h",
+    "include/kiln/gen/api/footprint_probe.h",
+    "include/kiln/gen/ops/footprint_probe.h",
+    "include/kiln/gen/pointwise/footprint_probe.h",
+    "src/ops/footprint_probe.cpp",
+    "src/cpu/footprint_probe.cpp",
+    "src/cuda/pointwise_entries.cpp",
+    "src/cuda/cuda_elementwise.h",
+    "src/registry/pointwise_unary.cpp",
+    "tests/op_tests/pointwise_unary.cpp",
+    "tests/cuda_op_tests/pointwise_unary.cpp",
+    "sources.cmake",
+    "op_samples.json",
+    "op_samples/footprint_probe.json",
+    "coverage_declared.json",
+}
 
 
 def snapshot(out):
@@ -50,14 +66,19 @@ class AddedOpFootprint(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.ops = os.path.join(self.tmp.name, "ops")
         shutil.copytree(os.path.join(ROOT, "ops"), self.ops)
+        self.registry = os.path.join(self.tmp.name, "ops.yaml")
+        shutil.copy(os.path.join(ROOT, "ops.yaml"), self.registry)
         self.out = os.path.join(self.tmp.name, "generated")
 
     def tearDown(self):
         self.tmp.cleanup()
 
     def gen(self):
-        done = subprocess.run([sys.executable, GEN, "--ops", self.ops, "--root", ROOT, "--out", self.out, "--quiet"],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, GEN, "--registry", self.registry, "--root", ROOT, "--out", self.out, "--quiet"],
+            capture_output=True,
+            text=True,
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
         return snapshot(self.out)
 
@@ -85,7 +106,7 @@ class AddedOpFootprint(unittest.TestCase):
 
     def test_stamp_skips_a_run_on_the_same_inputs(self):
         stamp = os.path.join(self.tmp.name, "codegen.stamp")
-        run = [sys.executable, GEN, "--ops", self.ops, "--root", ROOT, "--out", self.out, "--stamp", stamp]
+        run = [sys.executable, GEN, "--registry", self.registry, "--root", ROOT, "--out", self.out, "--stamp", stamp]
         first = subprocess.run(run, capture_output=True, text=True)
         self.assertEqual(first.returncode, 0, first.stderr)
         again = subprocess.run(run + ["--reuse-stamp"], capture_output=True, text=True)

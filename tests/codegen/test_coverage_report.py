@@ -13,11 +13,21 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from coverage import DTYPES, GRAD_DTYPES, cell_key, check_ratchet, merge, passing_cells, totals  # noqa: E402
 from coverage_render import render_html, render_markdown  # noqa: E402
 
-DECLARED = {"ops": [{
-    "name": "exp", "family": "pointwise", "doc": "", "kind": "pointwise", "differentiable": True,
-    "backends": {"cpu": {"declared": ["float32", "float64"], "compiled": ["float32", "float64"]},
-                 "cuda": {"declared": ["float32", "float64"], "compiled": ["float32", "float64"]}},
-}]}
+DECLARED = {
+    "ops": [
+        {
+            "name": "exp",
+            "family": "pointwise",
+            "doc": "",
+            "kind": "pointwise",
+            "differentiable": True,
+            "backends": {
+                "cpu": {"declared": ["float32", "float64"], "compiled": ["float32", "float64"]},
+                "cuda": {"declared": ["float32", "float64"], "compiled": ["float32", "float64"]},
+            },
+        }
+    ]
+}
 BUILD = {"cuda_built": True, "cuda_architectures": "90"}
 
 
@@ -27,11 +37,14 @@ def result(backend, dtype, check, status, op="exp"):
 
 class DeviceRun(unittest.TestCase):
     def setUp(self):
-        self.results = {cell_key("exp", "cpu", d, "forward"): result("cpu", d, "forward", "pass")
-                        for d in ("float32", "float64")}
-        self.device_run = {"device": "NVIDIA H200", "date": "2026-11-26",
-                           "passed": {cell_key("exp", "cuda", "float32", "forward"),
-                                      cell_key("exp", "cuda", "float64", "backward")}}
+        self.results = {
+            cell_key("exp", "cpu", d, "forward"): result("cpu", d, "forward", "pass") for d in ("float32", "float64")
+        }
+        self.device_run = {
+            "device": "NVIDIA H200",
+            "date": "2026-11-26",
+            "passed": {cell_key("exp", "cuda", "float32", "forward"), cell_key("exp", "cuda", "float64", "backward")},
+        }
 
     def test_cuda_cells_not_run_here_say_where_they_passed(self):
         _, ops = merge(DECLARED, self.results, BUILD, self.device_run)
@@ -59,16 +72,40 @@ class DeviceRun(unittest.TestCase):
 
 
 # mm declares complex128 on cpu only; relu declares no complex dtype; eq is not differentiable.
-COMPLEX = {"ops": [
-    {"name": "mm", "family": "linalg", "doc": "", "kind": "matmul", "differentiable": True,
-     "backends": {"cpu": {"declared": ["float32", "float64", "complex128"],
-                          "compiled": ["float32", "float64", "complex128"]},
-                  "cuda": {"declared": ["float32", "float64"], "compiled": ["float32", "float64"]}}},
-    {"name": "relu", "family": "activation", "doc": "", "kind": "pointwise", "differentiable": True,
-     "backends": {"cpu": {"declared": ["float32", "float64"], "compiled": ["float32", "float64"]}}},
-    {"name": "eq", "family": "comparison", "doc": "", "kind": "pointwise", "differentiable": False,
-     "backends": {"cpu": {"declared": ["float64", "complex128"], "compiled": ["float64", "complex128"]}}},
-]}
+COMPLEX = {
+    "ops": [
+        {
+            "name": "mm",
+            "family": "linalg",
+            "doc": "",
+            "kind": "matmul",
+            "differentiable": True,
+            "backends": {
+                "cpu": {
+                    "declared": ["float32", "float64", "complex128"],
+                    "compiled": ["float32", "float64", "complex128"],
+                },
+                "cuda": {"declared": ["float32", "float64"], "compiled": ["float32", "float64"]},
+            },
+        },
+        {
+            "name": "relu",
+            "family": "activation",
+            "doc": "",
+            "kind": "pointwise",
+            "differentiable": True,
+            "backends": {"cpu": {"declared": ["float32", "float64"], "compiled": ["float32", "float64"]}},
+        },
+        {
+            "name": "eq",
+            "family": "comparison",
+            "doc": "",
+            "kind": "pointwise",
+            "differentiable": False,
+            "backends": {"cpu": {"declared": ["float64", "complex128"], "compiled": ["float64", "complex128"]}},
+        },
+    ]
+}
 
 
 def results_of(*rows):
@@ -76,9 +113,15 @@ def results_of(*rows):
 
 
 def report_of(backends, ops):
-    return {"results_file": "build/coverage_results.jsonl", "results_time": "2026-11-27 10:00",
-            "backends": backends, "dtypes": DTYPES, "grad_dtypes": GRAD_DTYPES,
-            "totals": totals(backends, ops), "ops": ops}
+    return {
+        "results_file": "build/coverage_results.jsonl",
+        "results_time": "2026-11-27 10:00",
+        "backends": backends,
+        "dtypes": DTYPES,
+        "grad_dtypes": GRAD_DTYPES,
+        "totals": totals(backends, ops),
+        "ops": ops,
+    }
 
 
 def op_row(markdown, backend, name):
@@ -95,8 +138,9 @@ def op_row(markdown, backend, name):
 
 class ComplexGradients(unittest.TestCase):
     def test_real_and_complex_gradient_cells_are_apart(self):
-        results = results_of(result("cpu", "float64", "backward", "pass", "mm"),
-                             result("cpu", "complex128", "backward", "pass", "mm"))
+        results = results_of(
+            result("cpu", "float64", "backward", "pass", "mm"), result("cpu", "complex128", "backward", "pass", "mm")
+        )
         _, ops = merge(COMPLEX, results)
         mm, relu, eq = ops
         self.assertEqual(set(mm["backward"]["cpu"]), {"float64", "complex128"})
@@ -117,8 +161,9 @@ class ComplexGradients(unittest.TestCase):
         self.assertEqual(op_row(md, "cpu", "relu")["grad"], "–")  # compiled, not run
 
     def test_a_passing_complex_cell_shows_in_its_own_column(self):
-        results = results_of(result("cpu", "float64", "backward", "fail", "mm"),
-                             result("cpu", "complex128", "backward", "pass", "mm"))
+        results = results_of(
+            result("cpu", "float64", "backward", "fail", "mm"), result("cpu", "complex128", "backward", "pass", "mm")
+        )
         backends, ops = merge(COMPLEX, results)
         md = render_markdown(report_of(backends, ops))
         row = op_row(md, "cpu", "mm")
@@ -131,8 +176,10 @@ class ComplexGradients(unittest.TestCase):
         self.assertIn(">grad c128</th>", page)
 
     def test_a_failing_complex_cell_is_listed_and_counted(self):
-        results = results_of(result("cpu", "float64", "backward", "pass", "mm"),
-                             dict(result("cpu", "complex128", "backward", "fail", "mm"), detail="Jacobian differs"))
+        results = results_of(
+            result("cpu", "float64", "backward", "pass", "mm"),
+            dict(result("cpu", "complex128", "backward", "fail", "mm"), detail="Jacobian differs"),
+        )
         backends, ops = merge(COMPLEX, results)
         counts = totals(backends, ops)
         self.assertEqual(counts["cpu backward complex128"]["fail"], 1)
@@ -150,8 +197,9 @@ class ComplexGradients(unittest.TestCase):
         self.assertIn("cpu grad (complex)", md)
 
     def test_the_ratchet_catches_a_complex_cell_that_stopped_passing(self):
-        passing = results_of(result("cpu", "float64", "backward", "pass", "mm"),
-                             result("cpu", "complex128", "backward", "pass", "mm"))
+        passing = results_of(
+            result("cpu", "float64", "backward", "pass", "mm"), result("cpu", "complex128", "backward", "pass", "mm")
+        )
         with tempfile.TemporaryDirectory() as tmp:
             baseline = os.path.join(tmp, "baseline.json")
             with open(baseline, "w", encoding="utf-8") as f:
@@ -186,8 +234,11 @@ class ComplexGradients(unittest.TestCase):
     def test_a_complex_cuda_cell_gets_the_device_run_note(self):
         declared = json.loads(json.dumps(COMPLEX))
         declared["ops"][0]["backends"]["cuda"] = dict(declared["ops"][0]["backends"]["cpu"])
-        device_run = {"device": "NVIDIA H200", "date": "2026-11-26",
-                      "passed": {cell_key("mm", "cuda", "complex128", "backward")}}
+        device_run = {
+            "device": "NVIDIA H200",
+            "date": "2026-11-26",
+            "passed": {cell_key("mm", "cuda", "complex128", "backward")},
+        }
         _, ops = merge(declared, {}, BUILD, device_run)
         self.assertIn("passed on NVIDIA H200", ops[0]["backward"]["cuda"]["complex128"]["detail"])
         self.assertNotIn("H200", ops[0]["backward"]["cuda"]["float64"]["detail"])
@@ -195,18 +246,52 @@ class ComplexGradients(unittest.TestCase):
 
 # The registry's forward-AD modes (the declared file's "jvp"): exp derives its tangents, mm has a
 # formula, cholesky cannot push them, eq is not differentiable. COMPLEX above predates the key.
-FORWARD_AD = {"ops": [
-    {"name": "exp", "family": "pointwise", "doc": "", "kind": "pointwise", "differentiable": True, "jvp": "derived",
-     "backends": {"cpu": {"declared": ["float32", "float64", "complex128"],
-                          "compiled": ["float32", "float64", "complex128"]},
-                  "cuda": {"declared": ["float32", "float64"], "compiled": ["float32", "float64"]}}},
-    {"name": "mm", "family": "linalg", "doc": "", "kind": "matmul", "differentiable": True, "jvp": "formula",
-     "backends": {"cpu": {"declared": ["float64", "complex128"], "compiled": ["float64"]}}},
-    {"name": "cholesky", "family": "linalg", "doc": "", "kind": "composite", "differentiable": True,
-     "jvp": "unsupported", "backends": {"cpu": {"declared": ["float64"], "compiled": ["float64"]}}},
-    {"name": "eq", "family": "comparison", "doc": "", "kind": "pointwise", "differentiable": False, "jvp": "none",
-     "backends": {"cpu": {"declared": ["float64"], "compiled": ["float64"]}}},
-]}
+FORWARD_AD = {
+    "ops": [
+        {
+            "name": "exp",
+            "family": "pointwise",
+            "doc": "",
+            "kind": "pointwise",
+            "differentiable": True,
+            "jvp": "derived",
+            "backends": {
+                "cpu": {
+                    "declared": ["float32", "float64", "complex128"],
+                    "compiled": ["float32", "float64", "complex128"],
+                },
+                "cuda": {"declared": ["float32", "float64"], "compiled": ["float32", "float64"]},
+            },
+        },
+        {
+            "name": "mm",
+            "family": "linalg",
+            "doc": "",
+            "kind": "matmul",
+            "differentiable": True,
+            "jvp": "formula",
+            "backends": {"cpu": {"declared": ["float64", "complex128"], "compiled": ["float64"]}},
+        },
+        {
+            "name": "cholesky",
+            "family": "linalg",
+            "doc": "",
+            "kind": "composite",
+            "differentiable": True,
+            "jvp": "unsupported",
+            "backends": {"cpu": {"declared": ["float64"], "compiled": ["float64"]}},
+        },
+        {
+            "name": "eq",
+            "family": "comparison",
+            "doc": "",
+            "kind": "pointwise",
+            "differentiable": False,
+            "jvp": "none",
+            "backends": {"cpu": {"declared": ["float64"], "compiled": ["float64"]}},
+        },
+    ]
+}
 
 
 def jvp(backend, dtype, status, op, detail=""):
@@ -225,8 +310,9 @@ class ForwardAD(unittest.TestCase):
         self.assertEqual(mm["jvp"]["cpu"]["float64"]["status"], "not run")
         self.assertEqual(mm["jvp"]["cpu"]["complex128"]["status"], "declared")  # declared, not compiled
         # an op that cannot push tangents keeps its cells: the gap shows
-        self.assertEqual((cholesky["jvp_mode"], cholesky["jvp"]["cpu"]["float64"]["status"]),
-                         ("unsupported", "not run"))
+        self.assertEqual(
+            (cholesky["jvp_mode"], cholesky["jvp"]["cpu"]["float64"]["status"]), ("unsupported", "not run")
+        )
         self.assertEqual((eq["jvp_mode"], eq["jvp"]), ("none", {}))
         self.assertIn(cell_key("exp", "cpu", "float64", "jvp"), passing_cells(ops))
         self.assertNotIn(cell_key("exp", "cpu", "float64", "backward"), passing_cells(ops))
@@ -252,9 +338,11 @@ class ForwardAD(unittest.TestCase):
         self.assertNotIn("## Failing cells", md)
 
     def test_the_fwd_columns_and_mode_show_in_markdown_and_html(self):
-        results = results_of(jvp("cpu", "float64", "pass", "exp"),
-                             jvp("cpu", "complex128", "fail", "exp", "sample 0: J v differs (jvp: derived)"),
-                             jvp("cpu", "float64", "fail", "cholesky", "NotImplementedError (jvp: unsupported)"))
+        results = results_of(
+            jvp("cpu", "float64", "pass", "exp"),
+            jvp("cpu", "complex128", "fail", "exp", "sample 0: J v differs (jvp: derived)"),
+            jvp("cpu", "float64", "fail", "cholesky", "NotImplementedError (jvp: unsupported)"),
+        )
         backends, ops = merge(FORWARD_AD, results)
         md = render_markdown(report_of(backends, ops))
         exp, cholesky, eq = (op_row(md, "cpu", n) for n in ("exp", "cholesky", "eq"))
@@ -268,8 +356,7 @@ class ForwardAD(unittest.TestCase):
         self.assertIn("cpu fwd (real)", md)
         pointwise = next(line for line in md.splitlines() if line.startswith("| pointwise |"))
         # family, ops, then cpu: forward, grad (real), grad (complex), fwd (real), fwd (complex)
-        self.assertEqual([c.strip() for c in pointwise.strip("|").split("|")][2:7],
-                         ["0/3", "0/1", "0/1", "1/1", "0/1"])
+        self.assertEqual([c.strip() for c in pointwise.strip("|").split("|")][2:7], ["0/3", "0/1", "0/1", "1/1", "0/1"])
         page = render_html(report_of(backends, ops))
         self.assertIn(">fwd</th>", page)
         self.assertIn(">fwd c128</th>", page)
@@ -298,8 +385,11 @@ class ForwardAD(unittest.TestCase):
                 self.assertEqual(check_ratchet(merge(FORWARD_AD, without_jvp)[1], baseline), 0)
 
     def test_a_jvp_cuda_cell_gets_the_device_run_note(self):
-        device_run = {"device": "NVIDIA H200", "date": "2026-11-26",
-                      "passed": {cell_key("exp", "cuda", "float64", "jvp")}}
+        device_run = {
+            "device": "NVIDIA H200",
+            "date": "2026-11-26",
+            "passed": {cell_key("exp", "cuda", "float64", "jvp")},
+        }
         _, ops = merge(FORWARD_AD, {}, BUILD, device_run)
         self.assertIn("passed on NVIDIA H200", ops[0]["jvp"]["cuda"]["float64"]["detail"])
         self.assertNotIn("H200", ops[0]["backward"]["cuda"]["float64"]["detail"])

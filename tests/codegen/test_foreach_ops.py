@@ -21,8 +21,10 @@ FOREACH = """\
     - {self: [[2, 3]], found_inf: {shape: [1], dtype: float32}, inv_scale: {shape: [1], dtype: float32}}
   doc: Unscale.
 """
-KERNEL = ("namespace kiln::cpu {\nvoid amp_unscale(const meta::ForeachPlan& plan, const TensorBaseList& self, "
-          "const TensorBase& found_inf, const TensorBase& inv_scale) {\n}\n}\n")
+KERNEL = (
+    "namespace kiln::cpu {\nvoid amp_unscale(const meta::ForeachPlan& plan, const TensorBaseList& self, "
+    "const TensorBase& found_inf, const TensorBase& inv_scale) {\n}\n}\n"
+)
 
 
 class ForeachOps(unittest.TestCase):
@@ -46,8 +48,11 @@ class ForeachOps(unittest.TestCase):
         self.assertIn('meta::foreach("' + name + '", {{"self", self_base}}', entry)
         self.assertIn("for (const Tensor& t : self) t.bump_version();", entry)
         with open(os.path.join(gen, "include", "kiln", "gen", "kernels", "cpu", "amp_unscale.h")) as f:
-            self.assertIn("void amp_unscale(const meta::ForeachPlan& plan, const TensorBaseList& self, "
-                          "const TensorBase& found_inf, const TensorBase& inv_scale);", f.read())
+            self.assertIn(
+                "void amp_unscale(const meta::ForeachPlan& plan, const TensorBaseList& self, "
+                "const TensorBase& found_inf, const TensorBase& inv_scale);",
+                f.read(),
+            )
         with open(os.path.join(gen, "src", "registry", "ops.cpp")) as f:
             self.assertIn("return Value();  // -> ()", f.read())
 
@@ -73,20 +78,29 @@ class ForeachOps(unittest.TestCase):
         self.assertError(VALID + broken, 41, "writes into its arguments")
 
     def test_foreach_lists_mark_optional_and_scalar_lists(self):
-        op = FOREACH.replace("Tensor(a!)[] self, Tensor(b!) found_inf",
-                             "Tensor(a!)[] self, Tensor(c!)[] state, Tensor[] steps, Tensor(b!) found_inf")
+        op = FOREACH.replace(
+            "Tensor(a!)[] self, Tensor(b!) found_inf",
+            "Tensor(a!)[] self, Tensor(c!)[] state, Tensor[] steps, Tensor(b!) found_inf",
+        )
         op = op.replace("  meta: foreach\n", "  meta: foreach\n  foreach_lists: {state: optional, steps: scalars}\n")
         op = op.replace("{self: [[2, 3]], ", "{self: [[2, 3]], state: [], steps: {shapes: [[1]], dtype: float32}, ")
         with open(os.path.join(self.tmp.name, "kernels", "cpu", "amp.cpp"), "w") as f:
-            f.write(KERNEL.replace("const TensorBaseList& self, ", "const TensorBaseList& self, const TensorBaseList& "
-                                   "state, const TensorBaseList& steps, "))
+            f.write(
+                KERNEL.replace(
+                    "const TensorBaseList& self, ",
+                    "const TensorBaseList& self, const TensorBaseList& " "state, const TensorBaseList& steps, ",
+                )
+            )
         r = self.run_gen(VALID + op, check=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         name = "_amp_foreach_non_finite_check_and_unscale_"
         with open(os.path.join(self.tmp.name, "generated", "src", "ops", name + ".cpp")) as f:
             entry = f.read()
-        self.assertIn('{"state", state_base, meta::ForeachList::kOptional}, '
-                      '{"steps", steps_base, meta::ForeachList::kScalars}', entry)
+        self.assertIn(
+            '{"state", state_base, meta::ForeachList::kOptional}, '
+            '{"steps", steps_base, meta::ForeachList::kScalars}',
+            entry,
+        )
 
     def test_foreach_lists_name_a_later_list_as_optional_or_scalars(self):
         broken = FOREACH.replace("  meta: foreach\n", "  meta: foreach\n  foreach_lists: {self: optional}\n")

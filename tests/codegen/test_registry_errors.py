@@ -45,6 +45,21 @@ ops:
     - {self: [1], size: [3]}
   doc: Broadcast.
 """
+# The meta families VALID's kernel ops and the tests' use, as ops.yaml declares them. run_gen adds
+# them after a text's op list, which leaves every line above where it was, unless the text declares
+# its own.
+FAMILIES = """\
+meta_families:
+  along_dim: {plan: AlongDimPlan, header: along_dim, args: {self: [Tensor], dim: [int], dtype: ["ScalarType?"]},
+              required: [self, dim], inplace: true, results: [self, accumulate, floating], more_tensors: true}
+  reduction:
+    plan: ReducePlan
+    header: reduction
+    args: {self: [Tensor], dim: [int, "int?", "int[]", "int[1]", "int[]?", "int[1]?"], keepdim: [bool], dtype: ["ScalarType?"]}
+    required: [self]
+    results: [self, inexact, accumulate, real, logical, int64]
+  foreach: {custom: true, mutates: true, foreach: true, plan: ForeachPlan, header: foreach}
+"""
 
 
 class RegistryErrors(unittest.TestCase):
@@ -56,18 +71,31 @@ class RegistryErrors(unittest.TestCase):
         with open(os.path.join(root, "kernels", "cpu", "sum.cpp"), "w") as f:
             f.write("namespace kiln::cpu {\nTensor sum_all(const Tensor& self) {\n  return self;\n}\n}\n")
         with open(os.path.join(root, "runtime", "src", "composite", "expand.cpp"), "w") as f:
-            f.write("namespace kiln::composite {\nTensor expand(const Tensor& self, IntArrayRef size) {\n  return self;\n}\n}\n")
+            f.write(
+                "namespace kiln::composite {\nTensor expand(const Tensor& self, IntArrayRef size) {\n  return self;\n}\n}\n"
+            )
 
     def tearDown(self):
         self.tmp.cleanup()
 
     def run_gen(self, text, check=True):
         path = os.path.join(self.tmp.name, "ops.yaml")
+        if "meta_families:" not in text:
+            text += ("" if text.endswith("\n") else "\n") + FAMILIES
         with open(path, "w") as f:
             f.write(text)
         env = dict(os.environ)
         env.pop("KILN_ALLOW_MISSING_KERNELS", None)
-        args = [sys.executable, GEN, "--ops", path, "--root", self.tmp.name, "--out", os.path.join(self.tmp.name, "generated")]
+        args = [
+            sys.executable,
+            GEN,
+            "--registry",
+            path,
+            "--root",
+            self.tmp.name,
+            "--out",
+            os.path.join(self.tmp.name, "generated"),
+        ]
         if check:
             args.append("--check")
         return subprocess.run(args, capture_output=True, text=True, env=env)
@@ -84,8 +112,14 @@ class RegistryErrors(unittest.TestCase):
         r = self.run_gen(VALID, check=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         gen = os.path.join(self.tmp.name, "generated")
-        for rel in ("include/kiln/gen/ops.h", "src/ops/exp.cpp", "src/cpu/mul_Tensor.cpp", "sources.cmake",
-                    "coverage_declared.json", "op_samples.json"):
+        for rel in (
+            "include/kiln/gen/ops.h",
+            "src/ops/exp.cpp",
+            "src/cpu/mul_Tensor.cpp",
+            "sources.cmake",
+            "coverage_declared.json",
+            "op_samples.json",
+        ):
             self.assertTrue(os.path.exists(os.path.join(gen, rel)), rel)
         # A second run changes nothing.
         r2 = self.run_gen(VALID, check=False)
@@ -132,15 +166,19 @@ class RegistryErrors(unittest.TestCase):
 
     def test_float_list_arguments(self):
         with open(os.path.join(self.tmp.name, "runtime", "src", "composite", "hist.cpp"), "w") as f:
-            f.write("namespace kiln::composite {\nstd::tuple<Tensor, Tensor> histogram_bin_ct() {}\n"
-                    "Tensor clip_all() {}\n}\n")
+            f.write(
+                "namespace kiln::composite {\nstd::tuple<Tensor, Tensor> histogram_bin_ct() {}\n"
+                "Tensor clip_all() {}\n}\n"
+            )
         r = self.run_gen(VALID + self.HISTOGRAM, check=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         gen = os.path.join(self.tmp.name, "generated")
         with open(os.path.join(gen, "include", "kiln", "gen", "api", "histogram.h")) as f:
-            self.assertIn("std::tuple<Tensor, Tensor> histogram(const Tensor& self, int64_t bins = 100, "
-                          "OptDoubleList range = std::nullopt, const Tensor& weight = Tensor(), bool density = false);",
-                          f.read())
+            self.assertIn(
+                "std::tuple<Tensor, Tensor> histogram(const Tensor& self, int64_t bins = 100, "
+                "OptDoubleList range = std::nullopt, const Tensor& weight = Tensor(), bool density = false);",
+                f.read(),
+            )
         with open(os.path.join(gen, "include", "kiln", "gen", "api", "clip_all.h")) as f:
             self.assertIn("ArrayRef<double> bounds = {0., 1.0}", f.read())
         with open(os.path.join(gen, "src", "registry", "ops.cpp")) as f:
@@ -149,6 +187,7 @@ class RegistryErrors(unittest.TestCase):
         self.assertIn('a[1]->to_double_list("clip_all", "bounds") : std::vector<double>{0., 1.0};', text)
         with open(os.path.join(gen, "op_samples.json")) as f:
             import json
+
             ops = {op["name"]: op for op in json.load(f)["ops"]}
         args = {a["name"]: a for a in ops["histogram.bin_ct"]["args"]}
         self.assertEqual(args["range"]["type"], "float[]?")
@@ -159,12 +198,16 @@ class RegistryErrors(unittest.TestCase):
         text = VALID + self.HISTOGRAM
         line = text.splitlines().index("- signature: clip_all(Tensor self, float[] bounds=[0., 1]) -> Tensor") + 1
         self.assertError(text.replace("bounds=[0., 1]", "bounds=[0, x]"), line, "default '[0, x]' does not fit")
-        self.assertError(text.replace("float[] bounds=[0., 1]", "bool[] bounds"), line,
-                         "only Tensor[], int[] and float[] lists")
+        self.assertError(
+            text.replace("float[] bounds=[0., 1]", "bool[] bounds"), line, "only Tensor[], int[] and float[] lists"
+        )
 
     def test_generator_must_be_optional(self):
-        self.assertError(VALID.replace("exp(Tensor self)", "exp(Tensor self, *, Generator generator)"), 4,
-                         "a Generator argument is optional")
+        self.assertError(
+            VALID.replace("exp(Tensor self)", "exp(Tensor self, *, Generator generator)"),
+            4,
+            "a Generator argument is optional",
+        )
 
     def test_random_op_compares_metadata(self):
         random = self.FACTORY.replace("family: factory", "family: random")
@@ -172,8 +215,12 @@ class RegistryErrors(unittest.TestCase):
 
     def test_derivatives_not_implemented(self):
         # the node exists, its backward raises naming the op; forward mode raises; no gradcheck
-        r = self.run_gen(VALID.replace("    self: grad * result\n", "").replace(
-            "  derivatives:\n  doc: e to the x.", "  derivatives: not_implemented\n  doc: e to the x."), check=False)
+        r = self.run_gen(
+            VALID.replace("    self: grad * result\n", "").replace(
+                "  derivatives:\n  doc: e to the x.", "  derivatives: not_implemented\n  doc: e to the x."
+            ),
+            check=False,
+        )
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(self.tmp.name, "generated", "src", "ops", "exp.cpp")) as f:
             text = f.read()
@@ -189,34 +236,53 @@ class RegistryErrors(unittest.TestCase):
         self.assertError(broken, 30, "applies to kernel and pointwise ops")
 
     def test_checks_emit_a_typed_error_before_the_kernel(self):
-        ok = VALID.replace("- signature: exp(Tensor self) -> Tensor\n  dtypes: [floating]\n",
-                           "- signature: exp(Tensor self, Scalar lambd=0.5) -> Tensor\n  dtypes: [floating]\n"
-                           "  checks:\n    - {argument: lambd, require: \"lambd.to_double() >= 0\", "
-                           "message: \"lambda must be >= 0, got {lambd}.\"}\n")
+        ok = VALID.replace(
+            "- signature: exp(Tensor self) -> Tensor\n  dtypes: [floating]\n",
+            "- signature: exp(Tensor self, Scalar lambd=0.5) -> Tensor\n  dtypes: [floating]\n"
+            '  checks:\n    - {argument: lambd, require: "lambd.to_double() >= 0", '
+            'message: "lambda must be >= 0, got {lambd}."}\n',
+        )
         r = self.run_gen(ok, check=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(self.tmp.name, "generated", "src", "ops", "exp.cpp")) as f:
             text = f.read()
-        self.assertIn('KILN_CHECK(lambd.to_double() >= 0, ValueError, "exp", "lambd", "lambda must be >= 0, got ", '
-                      'lambd.to_double(), ".");', text)
+        self.assertIn(
+            'KILN_CHECK(lambd.to_double() >= 0, ValueError, "exp", "lambd", "lambda must be >= 0, got ", '
+            'lambd.to_double(), ".");',
+            text,
+        )
 
     def test_checks_are_validated(self):
         head = "- signature: exp(Tensor self, Scalar lambd=0.5) -> Tensor\n  dtypes: [floating]\n  checks:\n"
         base = "- signature: exp(Tensor self) -> Tensor\n  dtypes: [floating]\n"
-        self.assertError(VALID.replace(base, head + "    - {argument: beta, require: x, message: m}\n"), 6,
-                         "'beta' is not an argument of exp")
-        self.assertError(VALID.replace(base, head + "    - {argument: lambd, require: x, message: \"{self}\"}\n"), 6,
-                         "placeholder '{self}' is not a non-Tensor argument")
-        self.assertError(VALID.replace(base, head + "    - {argument: lambd, require: x, message: m, error: Oops}\n"), 6,
-                         "unknown error 'Oops'")
+        self.assertError(
+            VALID.replace(base, head + "    - {argument: beta, require: x, message: m}\n"),
+            6,
+            "'beta' is not an argument of exp",
+        )
+        self.assertError(
+            VALID.replace(base, head + '    - {argument: lambd, require: x, message: "{self}"}\n'),
+            6,
+            "placeholder '{self}' is not a non-Tensor argument",
+        )
+        self.assertError(
+            VALID.replace(base, head + "    - {argument: lambd, require: x, message: m, error: Oops}\n"),
+            6,
+            "unknown error 'Oops'",
+        )
         self.assertError(VALID.replace(base, head + "    - {argument: lambd}\n"), 6, "checks: expected")
 
     def test_composite_out_variant(self):
         # out= of a composite: the function's result copied into out, no history
-        r = self.run_gen(VALID.replace("  composite: expand\n  derivatives:\n    self: sum(grad)\n",
-                                       "  composite: expand\n").replace(
-            "expand(Tensor(a) self, int[] size) -> Tensor(a)\n  family: view",
-            "expand(Tensor self, int[] size) -> Tensor\n  variants: [function, out]\n  family: view"), check=False)
+        r = self.run_gen(
+            VALID.replace(
+                "  composite: expand\n  derivatives:\n    self: sum(grad)\n", "  composite: expand\n"
+            ).replace(
+                "expand(Tensor(a) self, int[] size) -> Tensor(a)\n  family: view",
+                "expand(Tensor self, int[] size) -> Tensor\n  variants: [function, out]\n  family: view",
+            ),
+            check=False,
+        )
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(self.tmp.name, "generated", "src", "ops", "expand.cpp")) as f:
             text = f.read()
@@ -224,16 +290,25 @@ class RegistryErrors(unittest.TestCase):
         self.assertIn('support::prepare_destination("expand", "out", out,', text)
         # a view's result aliases its input: no out=
         shutil.rmtree(os.path.join(self.tmp.name, "generated"))
-        self.assertError(VALID.replace("  composite: expand\n  derivatives:\n    self: sum(grad)\n",
-                                       "  variants: [function, out]\n  composite: expand\n"), 29,
-                         "a composite's out= variant needs one Tensor result that is no view")
+        self.assertError(
+            VALID.replace(
+                "  composite: expand\n  derivatives:\n    self: sum(grad)\n",
+                "  variants: [function, out]\n  composite: expand\n",
+            ),
+            29,
+            "a composite's out= variant needs one Tensor result that is no view",
+        )
 
     def test_signature_round_trip(self):
         # what is parsed must print back as written: a misread or dropped piece shows up here
-        self.assertError(VALID.replace("exp(Tensor self) -> Tensor", "exp(Tensor self)->Tensor"), 4,
-                         "write it as 'exp(Tensor self) -> Tensor'")
-        self.assertError(VALID.replace("exp(Tensor self) -> Tensor", "exp(Tensor self,*) -> Tensor"), 4,
-                         "bad signature")
+        self.assertError(
+            VALID.replace("exp(Tensor self) -> Tensor", "exp(Tensor self)->Tensor"),
+            4,
+            "write it as 'exp(Tensor self) -> Tensor'",
+        )
+        self.assertError(
+            VALID.replace("exp(Tensor self) -> Tensor", "exp(Tensor self,*) -> Tensor"), 4, "bad signature"
+        )
 
     def test_node_slots_are_plain_numbers(self):
         r = self.run_gen(VALID, check=False)
@@ -243,7 +318,10 @@ class RegistryErrors(unittest.TestCase):
         self.assertIn("grad_inputs[1] = support::finish_grad(grad * self, other_sizes_, other_dtype_);", text)
         self.assertNotIn("0 + 1", text)
 
-    JOINT = VALID.replace("    self: grad * other\n    other: grad * self", "    self, other: mul_backward(grad, self, other, grad_input_mask)")
+    JOINT = VALID.replace(
+        "    self: grad * other\n    other: grad * self",
+        "    self, other: mul_backward(grad, self, other, grad_input_mask)",
+    )
     TWO_OUTPUTS = """\
 - signature: frexp(Tensor self) -> (Tensor mantissa, Tensor exponent)
   family: reduction
@@ -261,22 +339,32 @@ class RegistryErrors(unittest.TestCase):
         helpers = os.path.join(self.tmp.name, "runtime", "include", "kiln", "autograd")
         os.makedirs(helpers)
         with open(os.path.join(helpers, "formulas.h"), "w") as f:
-            f.write("std::tuple<TensorBase, TensorBase> mul_backward(const TensorBase& grad, const TensorBase& self);\n")
+            f.write(
+                "std::tuple<TensorBase, TensorBase> mul_backward(const TensorBase& grad, const TensorBase& self);\n"
+            )
         r = self.run_gen(self.JOINT, check=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(self.tmp.name, "generated", "src", "ops", "mul_Tensor.cpp")) as f:
             text = f.read()
-        self.assertIn("const std::array<bool, 2> grad_input_mask = {next_edges[0].valid(), next_edges[1].valid()};", text)
+        self.assertIn(
+            "const std::array<bool, 2> grad_input_mask = {next_edges[0].valid(), next_edges[1].valid()};", text
+        )
         self.assertIn("auto [self_grad, other_grad] = mul_backward(grad, self, other, grad_input_mask);", text)
         self.assertIn("grad_inputs[1] = support::finish_grad(other_grad, other_sizes_, other_dtype_);", text)
 
     def test_input_in_two_formulas(self):
-        self.assertError(self.JOINT.replace("grad_input_mask)", "grad_input_mask)\n    other: grad"), 15,
-                         "input 'other' has two derivative formulas")
+        self.assertError(
+            self.JOINT.replace("grad_input_mask)", "grad_input_mask)\n    other: grad"),
+            15,
+            "input 'other' has two derivative formulas",
+        )
 
     def test_grad_input_mask_only_in_joint_formulas(self):
-        self.assertError(VALID.replace("other: grad * self", "other: grad * self * grad_input_mask"), 15,
-                         "names unknown input 'grad_input_mask'")
+        self.assertError(
+            VALID.replace("other: grad * self", "other: grad * self * grad_input_mask"),
+            15,
+            "names unknown input 'grad_input_mask'",
+        )
 
     def test_output_differentiability(self):
         r = self.run_gen(VALID + self.TWO_OUTPUTS, check=False)
@@ -288,126 +376,188 @@ class RegistryErrors(unittest.TestCase):
         self.assertIn("const TensorBase& result1 = exponent;", text)  # result<N> reads output N
 
     def test_output_differentiability_errors(self):
-        self.assertError(VALID + self.TWO_OUTPUTS.replace("/ result1", "/ grad_exponent"), 43,
-                         "names unknown input 'grad_exponent'")  # the gradient of an output without one
-        self.assertError(VALID + self.TWO_OUTPUTS.replace("[true, false]", "[true]"), 41,
-                         "output_differentiability must list true/false for each of its 2 outputs")
+        self.assertError(
+            VALID + self.TWO_OUTPUTS.replace("/ result1", "/ grad_exponent"), 43, "names unknown input 'grad_exponent'"
+        )  # the gradient of an output without one
+        self.assertError(
+            VALID + self.TWO_OUTPUTS.replace("[true, false]", "[true]"),
+            41,
+            "output_differentiability must list true/false for each of its 2 outputs",
+        )
 
     def test_unknown_key(self):
-        self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  pointwize: 1"), 7,
-                         "unknown key 'pointwize'")
+        self.assertError(
+            VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  pointwize: 1"),
+            7,
+            "unknown key 'pointwize'",
+        )
 
     def test_bad_signature(self):
         self.assertError(VALID.replace("exp(Tensor self) -> Tensor", "exp(Tensr self) -> Tensor"), 4, "bad signature")
 
     def test_unknown_dtype(self):
-        self.assertError(VALID.replace("  dtypes: [floating]\n  pointwise: exp", "  dtypes: [flaot32]\n  pointwise: exp"), 5,
-                         "unknown dtype or group 'flaot32'")
+        self.assertError(
+            VALID.replace("  dtypes: [floating]\n  pointwise: exp", "  dtypes: [flaot32]\n  pointwise: exp"),
+            5,
+            "unknown dtype or group 'flaot32'",
+        )
 
     def test_unknown_group_in_group(self):
-        self.assertError(VALID.replace("floating: [float32, float64]", "floating: [float32, reals]"), 2,
-                         "unknown dtype or group 'reals'")
+        self.assertError(
+            VALID.replace("floating: [float32, float64]", "floating: [float32, reals]"),
+            2,
+            "unknown dtype or group 'reals'",
+        )
 
     def test_derivative_for_unknown_input(self):
-        self.assertError(VALID.replace("    other: grad * self", "    othr: grad * self"), 15,
-                         "derivative for unknown input 'othr'")
+        self.assertError(
+            VALID.replace("    other: grad * self", "    othr: grad * self"), 15, "derivative for unknown input 'othr'"
+        )
 
     def test_derivative_calls_unknown_op(self):
-        self.assertError(VALID.replace("self: grad * result", "self: grad * expp(self)"), 8,
-                         "calls unknown function 'expp'")
+        self.assertError(
+            VALID.replace("self: grad * result", "self: grad * expp(self)"), 8, "calls unknown function 'expp'"
+        )
 
     def test_derivative_calls_op_as_method(self):
-        self.assertError(VALID.replace("self: grad * result", "self: grad.mul(result)"), 8,
-                         "calls op 'mul' as a method")
+        self.assertError(
+            VALID.replace("self: grad * result", "self: grad.mul(result)"), 8, "calls op 'mul' as a method"
+        )
 
     def test_derivative_names_unknown_value(self):
         self.assertError(VALID.replace("self: grad * result", "self: grad * reslt"), 8, "names unknown input 'reslt'")
 
     def test_missing_kernel(self):
-        self.assertError(VALID.replace("kernel: sum_all", "kernel: no_such_kernel"), 17,
-                         "kernel function 'no_such_kernel' is not defined")
+        self.assertError(
+            VALID.replace("kernel: sum_all", "kernel: no_such_kernel"),
+            17,
+            "kernel function 'no_such_kernel' is not defined",
+        )
 
     def test_unknown_meta_family(self):
-        self.assertError(VALID.replace("  meta: reduction\n", "  meta: nope\n"), 22,
-                         "unknown meta family 'nope'")
+        self.assertError(VALID.replace("  meta: reduction\n", "  meta: nope\n"), 22, "unknown meta family 'nope'")
 
     def test_meta_family_needs_its_arguments(self):
-        self.assertError(VALID.replace("  meta: reduction\n", "  meta: along_dim\n"), 22,
-                         "meta 'along_dim' needs an argument 'dim'")
+        self.assertError(
+            VALID.replace("  meta: reduction\n", "  meta: along_dim\n"), 22, "meta 'along_dim' needs an argument 'dim'"
+        )
 
     def test_result_dtype_needs_meta(self):
-        self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  result_dtype: accumulate"), 7,
-                         "'result_dtype' applies to structured kernel ops (meta:) only")
+        self.assertError(
+            VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  result_dtype: accumulate"),
+            7,
+            "'result_dtype' applies to structured kernel ops (meta:) only",
+        )
 
     def test_native_is_retired(self):
         self.assertError(VALID.replace("  composite: expand", "  native: expand"), 29, "'native' is retired")
 
     def test_long_composite_body(self):
         body = "  composite: |\n    Tensor t = self;\n    return t;\n"
-        self.assertError(VALID.replace("  pointwise: exp(self)\n  derivatives:\n    self: grad * result\n", body), 7,
-                         "a composite body longer than one line belongs in a C++ file")
+        self.assertError(
+            VALID.replace("  pointwise: exp(self)\n  derivatives:\n    self: grad * result\n", body),
+            7,
+            "a composite body longer than one line belongs in a C++ file",
+        )
 
     def test_kernel_needs_meta(self):
         self.assertError(VALID.replace("  meta: reduction\n", ""), 21, "a kernel op needs a meta step")
 
     def test_duplicate_op(self):
-        dup = VALID + "- signature: exp(Tensor self) -> Tensor\n  dtypes: [floating]\n  pointwise: exp(self)\n  doc: again.\n"
+        dup = (
+            VALID
+            + "- signature: exp(Tensor self) -> Tensor\n  dtypes: [floating]\n  pointwise: exp(self)\n  doc: again.\n"
+        )
         self.assertError(dup, 35, "duplicate op 'exp'")
 
     def test_yaml_syntax_error(self):
         self.assertError(VALID.replace("  doc: Product.", "  doc: [Product."), 17, "YAML syntax error")
 
     def test_duplicate_key(self):
-        self.assertError(VALID.replace("  doc: e to the x.", "  doc: e to the x.\n  doc: again"), 10, "duplicate key 'doc'")
+        self.assertError(
+            VALID.replace("  doc: e to the x.", "  doc: e to the x.\n  doc: again"), 10, "duplicate key 'doc'"
+        )
 
     def test_missing_derivative(self):
         self.assertError(VALID.replace("    other: grad * self\n", ""), 13, "no derivative for input 'other'")
 
     def test_two_kinds(self):
-        self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  kernel: sum_all"), 4,
-                         "give exactly one of")
+        self.assertError(
+            VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  kernel: sum_all"),
+            4,
+            "give exactly one of",
+        )
 
     def test_sample_unknown_argument(self):
-        self.assertError(VALID.replace("  doc: e to the x.", "  doc: e to the x.\n  samples:\n    - {x: [3]}"), 11,
-                         "sample names unknown argument 'x'")
+        self.assertError(
+            VALID.replace("  doc: e to the x.", "  doc: e to the x.\n  samples:\n    - {x: [3]}"),
+            11,
+            "sample names unknown argument 'x'",
+        )
 
     def test_sample_values_must_be_rectangular(self):
-        self.assertError(VALID.replace("  doc: e to the x.", "  doc: e to the x.\n  samples:\n    - {self: {values: [[1, 2], [3]]}}"),
-                         11, "sample values of 'self' must be a rectangular nested list of numbers")
+        self.assertError(
+            VALID.replace(
+                "  doc: e to the x.", "  doc: e to the x.\n  samples:\n    - {self: {values: [[1, 2], [3]]}}"
+            ),
+            11,
+            "sample values of 'self' must be a rectangular nested list of numbers",
+        )
 
     def test_unknown_promotion(self):
-        self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  promotion: widen"), 7,
-                         "unknown promotion 'widen'")
+        self.assertError(
+            VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  promotion: widen"),
+            7,
+            "unknown promotion 'widen'",
+        )
 
     def test_integer_divisor_must_be_a_tensor(self):
-        self.assertError(VALID.replace("  pointwise: self * other", "  pointwise: self * other\n  integer_divisor: alpha"), 13,
-                         "integer_divisor: 'alpha' is not a Tensor argument")
+        self.assertError(
+            VALID.replace("  pointwise: self * other", "  pointwise: self * other\n  integer_divisor: alpha"),
+            13,
+            "integer_divisor: 'alpha' is not a Tensor argument",
+        )
 
     def test_integer_exponent_must_promote(self):
-        self.assertError(VALID.replace("  pointwise: self * other", "  pointwise: self * other\n  integer_exponent: other"), 13,
-                         "integer_exponent: 'other' is not one of promote_scalars")
+        self.assertError(
+            VALID.replace("  pointwise: self * other", "  pointwise: self * other\n  integer_exponent: other"),
+            13,
+            "integer_exponent: 'other' is not one of promote_scalars",
+        )
 
     def test_formula_syntax(self):
-        self.assertError(VALID.replace("other: grad * self", "other: grad * |self"), 15,
-                         "derivative of 'other' in mul.Tensor is not a C++ expression: expected a value at column 8")
-        self.assertError(VALID.replace("  pointwise: self * other", "  pointwise: self * (other"), 10,
-                         "the pointwise expression is not a C++ expression: the expression ends early")
+        self.assertError(
+            VALID.replace("other: grad * self", "other: grad * |self"),
+            15,
+            "derivative of 'other' in mul.Tensor is not a C++ expression: expected a value at column 8",
+        )
+        self.assertError(
+            VALID.replace("  pointwise: self * other", "  pointwise: self * (other"),
+            10,
+            "the pointwise expression is not a C++ expression: the expression ends early",
+        )
 
     def test_pointwise_unknown_math_function(self):
         os.makedirs(os.path.join(self.tmp.name, "kernels", "include", "kiln", "common"))
         with open(os.path.join(self.tmp.name, "kernels", "include", "kiln", "common", "math.h"), "w") as f:
             f.write("template <typename T>\nKILN_HOST_DEVICE inline T exp(T x) { return x; }\n")
-        self.assertError(VALID.replace("  pointwise: exp(self)", "  pointwise: expo(self)"), 4,
-                         "pointwise expression calls unknown function 'expo'")
+        self.assertError(
+            VALID.replace("  pointwise: exp(self)", "  pointwise: expo(self)"),
+            4,
+            "pointwise expression calls unknown function 'expo'",
+        )
 
     def test_composite_body_compiles_with_ops_yaml_lines(self):
         # A mistake only the C++ compiler can see is reported at its ops.yaml line (#line).
-        text = VALID + """\
+        text = (
+            VALID
+            + """\
 - signature: double_exp(Tensor self) -> Tensor
   dtypes: [floating]
   composite: return exp(self).no_such_method(2);
   doc: Twice.
 """
+        )
         r = self.run_gen(text, check=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         path = os.path.join(self.tmp.name, "generated", "src", "ops", "double_exp.cpp")
@@ -419,28 +569,42 @@ class RegistryErrors(unittest.TestCase):
         self.assertEqual(generated[begin + 1].strip(), "return exp(self).no_such_method(2);")
         self.assertEqual(generated[begin + 2], f'#line {begin + 4} "{path}"')  # back to the file's own lines
 
-    def write_folder(self, files):
+    def write_folder(self, files, root=None):
+        """The family files in ops/ and the root ops.yaml beside it: `root`, else VALID's dtype
+        groups, FAMILIES and `files:` listing the family files in name order."""
         folder = os.path.join(self.tmp.name, "ops")
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
         for name, text in files.items():
             with open(os.path.join(folder, name), "w") as f:
                 f.write(text)
+        if root is None:
+            root = VALID.split("ops:\n")[0] + FAMILIES + "files:\n" + "".join(f"  - ops/{n}\n" for n in sorted(files))
+        with open(os.path.join(self.tmp.name, "ops.yaml"), "w") as f:
+            f.write(root)
         return folder
 
-    def run_folder(self, files, check=True):
-        folder = self.write_folder(files)
-        args = [sys.executable, GEN, "--ops", folder, "--root", self.tmp.name, "--out",
-                os.path.join(self.tmp.name, "generated")]
+    def run_folder(self, files, check=True, root=None, flag="--registry"):
+        folder = self.write_folder(files, root)
+        where = os.path.join(self.tmp.name, "ops.yaml") if flag == "--registry" else folder
+        args = [
+            sys.executable,
+            GEN,
+            flag,
+            where,
+            "--root",
+            self.tmp.name,
+            "--out",
+            os.path.join(self.tmp.name, "generated"),
+        ]
         return subprocess.run(args + (["--check"] if check else []), capture_output=True, text=True)
 
     def split_valid(self):
-        """VALID as a folder: its dtype groups in one file, its ops in two."""
-        groups, ops = VALID.split("ops:\n")
-        entries = ops.split("- signature:")
+        """VALID's ops as two family files (its dtype groups go to the root file)."""
+        entries = VALID.split("ops:\n")[1].split("- signature:")
         first = "ops:\n" + "- signature:".join(entries[:2])
         second = "ops:\n- signature:" + "- signature:".join(entries[2:])
-        return {"a_groups.yaml": groups, "b_first.yaml": first, "c_second.yaml": second}
+        return {"b_first.yaml": first, "c_second.yaml": second}
 
     def test_folder_generates_like_one_file(self):
         # Every generated header (the op API, the entries, the functors, Tensor's methods) is the
@@ -453,6 +617,7 @@ class RegistryErrors(unittest.TestCase):
                     with open(os.path.join(dirpath, name)) as f:
                         found[os.path.relpath(os.path.join(dirpath, name), top)] = f.read()
             return found
+
         r = self.run_folder(self.split_valid(), check=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         from_folder = headers()
@@ -465,10 +630,14 @@ class RegistryErrors(unittest.TestCase):
         files = self.split_valid()
         files["c_second.yaml"] = files["c_second.yaml"].replace("pointwise: self * other", "pointwise: self * othr", 1)
         self.assertIn("pointwise: self * othr", files["c_second.yaml"])
-        line = files["c_second.yaml"].split("\n").index("- signature: mul.Tensor(Tensor self, Tensor other) -> Tensor") + 1
+        line = (
+            files["c_second.yaml"].split("\n").index("- signature: mul.Tensor(Tensor self, Tensor other) -> Tensor") + 1
+        )
         r = self.run_folder(files)
         self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertIn(f"ops/c_second.yaml:{line}: mul.Tensor: pointwise expression names unknown argument 'othr'", r.stderr)
+        self.assertIn(
+            f"ops/c_second.yaml:{line}: mul.Tensor: pointwise expression names unknown argument 'othr'", r.stderr
+        )
         self.assertNotIn("Traceback", r.stderr)
 
     def test_folder_op_or_group_in_two_files(self):
@@ -476,19 +645,22 @@ class RegistryErrors(unittest.TestCase):
         files["d_again.yaml"] = files["b_first.yaml"]
         r = self.run_folder(files)
         self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertIn("ops/d_again.yaml:2: overloads of 'exp' are split between ops/b_first.yaml and ops/d_again.yaml",
-                      r.stderr)
+        self.assertIn(
+            "ops/d_again.yaml:2: overloads of 'exp' are split between ops/b_first.yaml and ops/d_again.yaml", r.stderr
+        )
         self.assertIn("(first at ops/b_first.yaml:2)", r.stderr)
         files = self.split_valid()
-        files["d_groups.yaml"] = files["a_groups.yaml"]
+        files["d_groups.yaml"] = VALID.split("ops:\n")[0]
         r = self.run_folder(files)
         self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertIn("is defined twice", r.stderr)
+        self.assertIn("ops/d_groups.yaml:1: 'dtype_groups' belongs in the root file ops.yaml", r.stderr)
 
     def test_folder_composite_body_line_names_its_file(self):
         files = self.split_valid()
-        files["c_second.yaml"] += "- signature: double_exp(Tensor self) -> Tensor\n  dtypes: [floating]\n" \
-                                  "  composite: return exp(self) * 2;\n  doc: Twice.\n"
+        files["c_second.yaml"] += (
+            "- signature: double_exp(Tensor self) -> Tensor\n  dtypes: [floating]\n"
+            "  composite: return exp(self) * 2;\n  doc: Twice.\n"
+        )
         r = self.run_folder(files, check=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(self.tmp.name, "generated", "src", "ops", "double_exp.cpp")) as f:

@@ -1,4 +1,4 @@
-"""Property test of the generator: a mutated registry (ops/*.yaml as one ops.yaml) gives
+"""Property test of the generator: a mutated registry (ops.yaml and ops/*.yaml as one file) gives
 `ops.yaml:LINE: message` errors and
 exit 1, or is accepted and generates C++ that compiles, or whose compile errors are all inside
 a composite body and so reported by the compiler at ops.yaml lines (`#line`); never a traceback.
@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import unittest
+
+import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "codegen"))
@@ -58,7 +60,9 @@ def mutate(rng, lines, tokens):
     elif kind == 5:
         delta = rng.choice([-2, 2, 1])
         desc = f"line {i + 1}: indent {delta:+d}"
-        lines[i] = (" " * delta + lines[i]) if delta > 0 else lines[i][-delta:] if lines[i].startswith("  ") else lines[i]
+        lines[i] = (
+            (" " * delta + lines[i]) if delta > 0 else lines[i][-delta:] if lines[i].startswith("  ") else lines[i]
+        )
     elif kind == 6:
         desc = f"truncate after line {i + 1}"
         lines = lines[: i + 1]
@@ -69,19 +73,20 @@ def mutate(rng, lines, tokens):
         m = rng.choice(nums)
         new = rng.choice(["-1", "0", "999999999999999999999", "1e400", "-5", "1.5", "nan"])
         desc = f"line {i + 1}: number {m.group(0)} -> {new}"
-        lines[i] = lines[i][: m.start()] + new + lines[i][m.end():]
+        lines[i] = lines[i][: m.start()] + new + lines[i][m.end() :]
     return desc, "".join(lines)
 
 
 def run_gen(path, out, check):
     """The generator in-process: (exit code, stderr, traceback text or None)."""
     err = io.StringIO()
-    argv = ["--ops", path, "--root", ROOT, "--out", out, "--quiet"] + (["--check"] if check else [])
+    argv = ["--registry", path, "--root", ROOT, "--out", out, "--quiet"] + (["--check"] if check else [])
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             rc = codegen_main.run(argv)
     except Exception:  # the property under test: this must never happen
         import traceback
+
         return None, err.getvalue(), traceback.format_exc()
     return rc, err.getvalue(), None
 
@@ -107,12 +112,24 @@ def changed_sources(base, other):
 
 def syntax_check(gen_dir, source):
     cxx = shutil.which("c++") or shutil.which("g++")
-    inc = ["-I", os.path.join(ROOT, "runtime", "include"), "-I", os.path.join(gen_dir, "include"), "-I", ROOT, "-I", os.path.join(ROOT, "tests")]
+    inc = [
+        "-I",
+        os.path.join(ROOT, "runtime", "include"),
+        "-I",
+        os.path.join(ROOT, "kernels", "include"),
+        "-I",
+        os.path.join(gen_dir, "include"),
+        "-I",
+        ROOT,
+        "-I",
+        os.path.join(ROOT, "tests"),
+    ]
     for blas in ("/usr/include/x86_64-linux-gnu/openblas-openmp", "/usr/include/openblas"):
         if os.path.isdir(blas):
             inc += ["-I", blas]
-    return subprocess.run([cxx, "-std=c++17", "-fopenmp", "-fsyntax-only", *inc, source],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [cxx, "-std=c++17", "-fopenmp", "-fsyntax-only", *inc, source], capture_output=True, text=True
+    )
 
 
 COMPILER_ERROR = re.compile(r"^(.+?):(\d+):(?:\d+:)? (?:fatal )?error: ", re.M)
@@ -122,21 +139,24 @@ def errors_point_at(stderr, ops_path, num_lines):
     """True when the compiler reported errors and every one is at a line of ops.yaml: C++ the
     generator copies from a composite body, which only the compiler can judge."""
     found = COMPILER_ERROR.findall(stderr)
-    return bool(found) and all(os.path.abspath(f) == os.path.abspath(ops_path) and 1 <= int(n) <= num_lines
-                               for f, n in found)
+    return bool(found) and all(
+        os.path.abspath(f) == os.path.abspath(ops_path) and 1 <= int(n) <= num_lines for f, n in found
+    )
 
 
 def one_file_registry():
-    """kiln's registry (ops/*.yaml) as one file, which the generator also reads: the mutations
-    then move text across what were file boundaries too."""
+    """kiln's registry (ops.yaml and the family files it lists) as one file, which the generator
+    also reads: the mutations then move text across what were file boundaries too."""
+    with open(os.path.join(ROOT, "ops.yaml"), encoding="utf-8") as f:
+        root = f.read()
+    files = yaml.safe_load(root)["files"]
+    root = re.sub(r"^files:\n(?:[ #-].*\n|\n)*", "", root, flags=re.M)  # its other keys stay
     parts = []
-    for name in sorted(os.listdir(os.path.join(ROOT, "ops"))):
-        if name.endswith(".yaml"):
-            with open(os.path.join(ROOT, "ops", name), encoding="utf-8") as f:
-                text = f.read()
-            parts.append(text.split("\nops:\n", 1)[1] if "\nops:\n" in text else text)
-    groups = [p for p in parts if "dtype_groups:" in p]
-    return "".join(groups) + "ops:\n" + "".join(p for p in parts if p not in groups)
+    for name in files:
+        with open(os.path.join(ROOT, name), encoding="utf-8") as f:
+            text = f.read()
+        parts.append(text.split("\nops:\n", 1)[1] if "\nops:\n" in text else text)
+    return root + "ops:\n" + "".join(parts)
 
 
 class RegistryFuzz(unittest.TestCase):
@@ -167,8 +187,11 @@ class RegistryFuzz(unittest.TestCase):
                 rejected += 1
                 reported = [l for l in err.splitlines() if l and not l.startswith(" ")]
                 bad = [l for l in reported if not ERROR_LINE.match(l) and not l.startswith("ops.yaml: ")]
-                lines_ok = all(1 <= int(ERROR_LINE.match(l).group(1)) <= len(text.splitlines()) + 1
-                               for l in reported if ERROR_LINE.match(l))
+                lines_ok = all(
+                    1 <= int(ERROR_LINE.match(l).group(1)) <= len(text.splitlines()) + 1
+                    for l in reported
+                    if ERROR_LINE.match(l)
+                )
                 if not reported or bad or not lines_ok or not any(ERROR_LINE.match(l) for l in reported):
                     problems.append(f"#{n} {desc}: error output is not 'ops.yaml:LINE: message':\n{err}")
                 continue
@@ -188,11 +211,15 @@ class RegistryFuzz(unittest.TestCase):
                 r = syntax_check(out, src)
                 compiled += 1
                 if r.returncode != 0 and not errors_point_at(r.stderr, path, len(text.splitlines())):
-                    problems.append(f"#{n} {desc}: generated {os.path.relpath(src, out)} does not compile:\n"
-                                    f"{r.stderr[:2000]}")
+                    problems.append(
+                        f"#{n} {desc}: generated {os.path.relpath(src, out)} does not compile:\n" f"{r.stderr[:2000]}"
+                    )
             shutil.rmtree(out, True)
-        print(f"codegen fuzz: {COUNT} mutations, {rejected} rejected with ops.yaml:LINE errors, "
-              f"{accepted} accepted, {compiled} changed files compiled", file=sys.stderr)
+        print(
+            f"codegen fuzz: {COUNT} mutations, {rejected} rejected with ops.yaml:LINE errors, "
+            f"{accepted} accepted, {compiled} changed files compiled",
+            file=sys.stderr,
+        )
         self.assertEqual(problems, [], "\n\n".join(problems[:10]))
         self.assertGreater(rejected, COUNT // 4)
 
