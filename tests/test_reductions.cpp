@@ -134,7 +134,7 @@ TEST_CASE("all/any: chunked partials of few outputs are not packed bits (a race 
   const int before = omp_get_max_threads();
   omp_set_num_threads(2);
   int wrong = 0;
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 1000; ++i) {
     if (all(x, 0).to_vector<bool>() != std::vector<bool>{true, false, true}) ++wrong;
     if (any(y, 0).to_vector<bool>() != std::vector<bool>{false, false, true}) ++wrong;
   }
