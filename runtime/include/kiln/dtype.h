@@ -14,6 +14,12 @@ enum class DType : int8_t {
   Bool, UInt8, Int8, Int16, Int32, Int64, Float16, BFloat16, Float32, Float64, Complex64, Complex128
 };
 inline constexpr int kNumDTypes = 12;
+// A set of dtypes, bit i for DType i: an op's declared dtypes (its entry's kDTypes). 64 bits, so
+// the dtypes still to come (block-quantized int8, unsigned 16/32/64, float8s) fit without
+// changing every op entry again.
+using DTypeSet = uint64_t;
+static_assert(kNumDTypes <= 64, "DTypeSet holds a bit per dtype");
+constexpr DTypeSet dtype_bit(DType d) { return DTypeSet(1) << int(d); }
 
 // kiln::kFloat32 etc. read like torch.float32.
 inline constexpr DType kBool = DType::Bool, kUInt8 = DType::UInt8, kInt8 = DType::Int8, kInt16 = DType::Int16,

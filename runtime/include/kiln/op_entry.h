@@ -20,12 +20,12 @@ namespace kiln {
 namespace support {
 
 // DTypeError unless t's dtype is in `mask` (bit i = DType i); the message lists the dtypes.
-void check_dtype(const char* op, const char* arg, const TensorBase& t, uint16_t mask);
-void check_dtype(const char* op, const char* arg, DType dtype, uint16_t mask);
+void check_dtype(const char* op, const char* arg, const TensorBase& t, DTypeSet mask);
+void check_dtype(const char* op, const char* arg, DType dtype, DTypeSet mask);
 // DeviceError naming `op` when a factory is asked for a device this build or machine lacks.
 void check_factory_device(const char* op, Device device);
 // A factory's requested dtype, when the caller gave one (else the factory's own rule picks it).
-void check_options_dtype(const char* op, const TensorOptions& options, uint16_t mask);
+void check_options_dtype(const char* op, const TensorOptions& options, DTypeSet mask);
 // ValueError unless t is 0-d (the "value tensor" overloads: masked_fill.Tensor, ...).
 void check_zero_dim(const char* op, const char* arg, const TensorBase& t);
 struct NamedTensor {

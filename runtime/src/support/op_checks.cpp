@@ -6,23 +6,23 @@
 namespace kiln::support {
 
 namespace {
-std::string dtype_list(uint16_t mask) {
+std::string dtype_list(DTypeSet mask) {
   std::string out;
   for (int i = 0; i < kNumDTypes; ++i)
-    if (mask & (1u << i)) out += std::string(out.empty() ? "" : ", ") + dtype_name(DType(i));
+    if (mask & dtype_bit(DType(i))) out += std::string(out.empty() ? "" : ", ") + dtype_name(DType(i));
   return out;
 }
 }  // namespace
 
-void check_dtype(const char* op, const char* arg, const TensorBase& t, uint16_t mask) {
+void check_dtype(const char* op, const char* arg, const TensorBase& t, DTypeSet mask) {
   if (!t.defined()) return;
-  if (KILN_LIKELY(mask & (1u << int(t.dtype())))) return;
+  if (KILN_LIKELY(mask & dtype_bit(t.dtype()))) return;
   KILN_FAIL(DTypeError, op, arg, "dtype ", dtype_name(t.dtype()), " is not supported; ", op, " supports: ",
             dtype_list(mask));
 }
 
-void check_dtype(const char* op, const char* arg, DType dtype, uint16_t mask) {
-  if (KILN_LIKELY(mask & (1u << int(dtype)))) return;
+void check_dtype(const char* op, const char* arg, DType dtype, DTypeSet mask) {
+  if (KILN_LIKELY(mask & dtype_bit(dtype))) return;
   KILN_FAIL(DTypeError, op, arg, "dtype ", dtype_name(dtype), " is not supported; ", op, " supports: ",
             dtype_list(mask));
 }
@@ -31,7 +31,7 @@ void check_factory_device(const char* op, Device device) {
   if (KILN_UNLIKELY(!device.is_cpu())) kiln::detail::allocator_for_op(device, op);
 }
 
-void check_options_dtype(const char* op, const TensorOptions& options, uint16_t mask) {
+void check_options_dtype(const char* op, const TensorOptions& options, DTypeSet mask) {
   if (options.dtype_given) check_dtype(op, "dtype", options.dtype, mask);
 }
 

@@ -15,7 +15,7 @@ namespace {
 namespace _fused_adam__entry {
 
 // Declared dtypes: float16, bfloat16, float32, float64
-constexpr uint16_t kDTypes = 960;
+constexpr DTypeSet kDTypes = 960;
 using Kernel = void (*)(const meta::ForeachPlan&, const TensorBaseList&, const TensorBaseList&, const TensorBaseList&, const TensorBaseList&, const TensorBaseList&, const TensorBaseList&, const TensorBase&, const TensorBase&, double, double, double, double, double, bool, bool);
 // Kernels by (device type, layout): strided CPU and CUDA.
 #ifdef KILN_WITH_CUDA

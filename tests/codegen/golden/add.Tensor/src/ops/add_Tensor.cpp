@@ -20,7 +20,7 @@ namespace {
 namespace add_Tensor_entry {
 
 // Declared dtypes: bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128
-constexpr uint16_t kDTypes = 4095;
+constexpr DTypeSet kDTypes = 4095;
 const char* const kArgNames[] = {"self", "other"};
 constexpr PointwiseSpec kSpec{"add", kArgNames, 2, Promotion::Default, 0};
 using Kernel = PointwiseKernel;

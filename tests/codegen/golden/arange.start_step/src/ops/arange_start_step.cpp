@@ -14,7 +14,7 @@ namespace {
 namespace arange_start_step_entry {
 
 // Declared dtypes: uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64
-constexpr uint16_t kDTypes = 1022;
+constexpr DTypeSet kDTypes = 1022;
 using Kernel = void (*)(const meta::RangePlan&, const TensorBase&);
 // Kernels by (device type, layout): strided CPU and CUDA.
 #ifdef KILN_WITH_CUDA

@@ -21,7 +21,7 @@ namespace {
 namespace atan2_entry {
 
 // Declared dtypes: bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64
-constexpr uint16_t kDTypes = 1023;
+constexpr DTypeSet kDTypes = 1023;
 const char* const kArgNames[] = {"self", "other"};
 constexpr PointwiseSpec kSpec{"atan2", kArgNames, 2, Promotion::IntToFloat, 0};
 using Kernel = PointwiseKernel;

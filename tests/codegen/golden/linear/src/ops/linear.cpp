@@ -14,7 +14,7 @@ namespace {
 namespace linear_entry {
 
 // Declared dtypes: uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128
-constexpr uint16_t kDTypes = 4094;
+constexpr DTypeSet kDTypes = 4094;
 }  // namespace linear_entry
 }  // namespace
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) try {
