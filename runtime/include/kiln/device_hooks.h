@@ -15,7 +15,7 @@
 namespace kiln {
 
 struct DeviceHooks {
-  const char* backend = "";  // "cuda": named in errors
+  const char* backend = "";  // the registering backend ("cuda"), for diagnostics
   // dst and src already checked (src broadcasts to dst, dst has no internal overlap, numel > 0);
   // either may be on the CPU.
   void (*copy)(const TensorBase& dst, const TensorBase& src, bool non_blocking) = nullptr;
