@@ -67,7 +67,7 @@ LAYERS = {
         ("runtime/src/", "generated/src/ops/", "generated/src/registry", "generated/src/missing"),
         ("runtime/src",),
     ),
-    "cpu": (("kernels/cpu/", "generated/src/cpu/"), ()),
+    "cpu": (("kernels/cpu/", "generated/src/cpu/"), ("kernels/cpu",)),
     "cuda": (("kernels/cuda/", "generated/src/cuda/"), ("kernels/cuda",)),
     "optim": (("optim/",), ("optim/include",)),
     # Frontends to come; their rows hold once the folders exist.

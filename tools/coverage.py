@@ -121,6 +121,8 @@ def merge(declared_doc, results, build_info=None, device_run=None):
         # How the op pushes tangents (forward-mode AD); a declared file older than forward AD has none.
         row["jvp_mode"] = op.get("jvp", "none")
         row["forward"] = {}
+        # what serves it per backend (its dispatch: target), as the registry names it
+        row["served_by"] = {b: v.get("target", "") for b, v in op.get("backends", {}).items()}
         row.update({check: {} for check in GRAD_CHECKS})
         # Forward-AD cells for every mode but "none": an "unsupported" op keeps them (they fail or stay
         # declared), which shows the gap instead of hiding it.

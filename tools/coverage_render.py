@@ -106,6 +106,11 @@ def _legend():
     return " · ".join(f"{SYMBOL[s]} {WORDS[s]}" for s in SYMBOL) + " · blank: not declared"
 
 
+def served_by(op, backend):
+    """The op's dispatch: target on `backend`: a kernel's name, pointwise or composite."""
+    return (op.get("served_by") or {}).get(backend, "")
+
+
 def autocast_policy(op, backend):
     """The op's cast policy under `backend`'s autocast (lower_precision, float32, promote), or ''."""
     return (op.get("autocast") or {}).get(backend, "")
@@ -218,12 +223,12 @@ def render_markdown(report):
         out += [
             f"## {backend}",
             "",
-            "| op | family | autocast | "
+            "| op | family | served by | autocast | "
             + " | ".join(SHORT[d] for d in report["dtypes"])
             + " | "
             + " | ".join(column for _, _, column, _, _ in grads)
             + " | fwd via |",
-            "|---" * (len(report["dtypes"]) + len(grads) + 4) + "|",
+            "|---" * (len(report["dtypes"]) + len(grads) + 5) + "|",
         ]
         for op in report["ops"]:
             cells = op["forward"].get(backend, {})
@@ -234,7 +239,9 @@ def render_markdown(report):
             ]
             row.append(_jvp_mode(op, backend))
             out.append(
-                f"| `{op['name']}` | {op['family'] or ''} | {autocast_policy(op, backend)} | " + " | ".join(row) + " |"
+                f"| `{op['name']}` | {op['family'] or ''} | {served_by(op, backend)} | {autocast_policy(op, backend)} | "
+                + " | ".join(row)
+                + " |"
             )
         out.append("")
     failing = failing_cells(report)
@@ -330,6 +337,7 @@ def render_html(report):
         grads = _grad_columns(report)
         parts.append(
             f"<h2>{esc(backend)}</h2><table><tr><th>op</th><th>family</th>"
+            "<th title='what serves it (ops/*.yaml dispatch:): a kernel, pointwise or composite'>served by</th>"
             "<th title='cast policy under autocast (ops/*.yaml autocast:)'>autocast</th>"
             + "".join(f"<th title='{d}'>{SHORT[d]}</th>" for d in report["dtypes"])
             + "".join(f'<th title="{esc(title, quote=True)}">{esc(column)}</th>' for _, _, column, _, title in grads)
@@ -341,6 +349,7 @@ def render_html(report):
             parts.append(
                 f"<tr data-op='{key}'><td class='op' title='{esc(op['doc'] or '', quote=True)}'>{esc(op['name'])}</td>"
                 f"<td class='fam'>{esc(op['family'] or '')}</td>"
+                f"<td class='fam'>{esc(served_by(op, backend))}</td>"
                 f"<td class='fam'>{esc(autocast_policy(op, backend))}</td>"
                 + "".join(_cell_html(cells.get(d)) for d in report["dtypes"])
                 + "".join(_cell_html(_grad_cell(op, check, backend, d)) for check, d, _, _, _ in grads)

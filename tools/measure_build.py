@@ -52,8 +52,7 @@ NEW_KERNEL_OP = """
 - signature: measure_build_scan(Tensor self, int dim) -> Tensor
   family: reduction
   dtypes: [floating]
-  backends: [cpu]
-  kernel: measure_build_scan
+  dispatch: {cpu: measure_build_scan}
   meta: along_dim
   samples:
     - {self: [3, 5], dim: 1}

@@ -6,11 +6,13 @@ written unless the whole registry is valid.
 import copy
 import re
 from dataclasses import dataclass, field, fields
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 
 from . import formulas
 from . import composite_check
+from . import dispatch_keys
+from . import engines as engines_mod
 from .cpp import OPTIONS_GROUP, options_start
 from .errors import ErrorList, RegistryError
 from .signature import Signature, SignatureError, parse_signature, parse_type
@@ -48,7 +50,7 @@ DTYPES = [
 INTEGRAL = {"uint8", "int8", "int16", "int32", "int64"}
 FLOATING = {"float16", "bfloat16", "float32", "float64"}
 COMPLEX = {"complex64", "complex128"}
-BACKENDS = ["cpu", "cuda"]
+BACKENDS = dispatch_keys.BACKENDS
 FAMILIES = [
     "pointwise",
     "activation",
@@ -75,11 +77,14 @@ OP_KEYS = {
     "signature",
     "family",
     "dtypes",
-    "cuda_dtypes",
-    "backends",
+    "dispatch",
+    "engine",
     "pointwise",
-    "kernel",
     "native",
+    # retired: named in an error that says what replaced them
+    "kernel",
+    "backends",
+    "cuda_dtypes",
     "composite",
     "promotion",
     "promote_scalars",
@@ -121,7 +126,7 @@ AUTOCAST_LOWER = {"cpu": ["bfloat16"], "cuda": ["float16", "bfloat16"]}
 # What the generated forward test compares with PyTorch's result: the values, or only sizes,
 # dtype and device (uninitialized results such as empty's, and draws from kiln's generator).
 COMPARES = ["values", "metadata"]
-TOP_KEYS = {"dtype_groups", "meta_families", "files", "ops"}
+TOP_KEYS = {"dtype_groups", "meta_families", "engines", "files", "ops"}
 # Meta families of structured kernel ops live in ops.yaml (`meta_families`, read into MetaFamily).
 # Two are generic steps whose calls templates/structured.j2 writes itself, each taking the result
 # rules of its C++ enum (meta::AlongDimResult, meta::ReduceResult); every other family is custom:
@@ -180,10 +185,16 @@ class Op:
     sig: Signature
     family: str
     dtypes: List[str]
-    backends: List[str]
+    # what serves the op on each (backend, layout): dispatch_keys.Target, in key order
+    dispatch: Tuple["dispatch_keys.Target", ...]
     kind: str
-    body: str  # expression / kernel name / composite function name or one-line C++ body
+    body: str  # expression / first kernel's name / composite function name or one-line C++ body
     body_line: int = 0  # composite: the ops/*.yaml line of the body
+    # a kernel op whose dispatch: serves some backends by `composite`: the kiln::composite
+    # function that does (the entry's `composite:`)
+    composite_route: str = ""
+    # `engine:` (engines.EngineUse): its kernels are generated calls of that engine's front
+    engine: Optional["engines_mod.EngineUse"] = None
     promotion: str = "default"
     promote_scalars: List[str] = field(default_factory=list)
     bool_inputs: List[str] = field(default_factory=list)
@@ -220,7 +231,6 @@ class Op:
     torch: Optional[str] = None
     doc: str = ""
     special_values: bool = False
-    cuda_dtypes: List[str] = field(default_factory=list)  # the CUDA kernel's dtypes (default: dtypes)
     composes_gradients: bool = True  # composite without formulas: autograd through its parts
     meta: Optional[str] = None  # kernel ops: the meta family of a structured kernel
     result_dtype: str = "self"  # structured ops: how the result dtype follows from self's
@@ -240,6 +250,18 @@ class Op:
         return self.kind == "composite" and re.match(r"^[A-Za-z_]\w*$", self.body) is not None
 
     @property
+    def composite_function(self):
+        """The kiln::composite function the entry calls on some backend, or None."""
+        if self.is_function:
+            return self.body
+        return self.composite_route or None
+
+    @property
+    def composite_backends(self):
+        """A kernel op's backends that its composite serves."""
+        return [t.backend for t in self.dispatch if t.kind == "composite"] if self.kind == "kernel" else []
+
+    @property
     def structured(self):
         return self.kind == "kernel" and self.meta is not None
 
@@ -253,11 +275,39 @@ class Op:
         """Draws from a generator: the tests reseed before each call."""
         return self.family == "random" or any(a.type.base == "Generator" for a in self.sig.arguments)
 
+    def target(self, backend, layout="strided"):
+        """What serves the op on (backend, layout), or None."""
+        for t in self.dispatch:
+            if t.backend == backend and t.layout == layout:
+                return t
+        return None
+
+    @property
+    def backends(self):
+        """The backends that serve strided tensors, in BACKENDS order."""
+        return [b for b in BACKENDS if self.target(b) is not None]
+
     def backend_dtypes(self, backend):
-        """The dtypes `backend` has a kernel for: none when it is not listed in `backends`."""
-        if backend not in self.backends:
-            return []
-        return self.cuda_dtypes if backend == "cuda" else self.dtypes
+        """The dtypes `backend` serves strided tensors in: none when dispatch does not list it."""
+        t = self.target(backend)
+        return t.dtypes if t is not None else []
+
+    def kernel_name(self, backend, layout="strided"):
+        """kiln::<backend>::<name> serving (backend, layout), or None."""
+        t = self.target(backend, layout)
+        return t.kernel if t is not None and t.kind == "kernel" else None
+
+    @property
+    def kernel_targets(self):
+        return [t for t in self.dispatch if t.kind == "kernel"]
+
+    @property
+    def written_kernels(self):
+        """(backend, name) of every hand-written kernel: those dispatch serves with, and those
+        pending (declared and compiled, not yet serving)."""
+        return [(t.backend, t.kernel) for t in self.kernel_targets] + [
+            (t.backend, t.pending) for t in self.dispatch if t.pending
+        ]
 
     @property
     def name(self):
@@ -320,6 +370,7 @@ class Registry:
     ops: List[Op]
     groups: Dict[str, List[str]]
     meta_families: Dict[str, MetaFamily] = field(default_factory=dict)  # ops.yaml's, by name
+    engines: Dict[str, "engines_mod.Engine"] = field(default_factory=dict)  # ops.yaml's, by name
     missing: List[Op] = field(default_factory=list)  # kernels allowed missing (KILN_ALLOW_MISSING_KERNELS=1)
 
     def by_name(self, name):
@@ -711,7 +762,7 @@ def _check_autocast(op, value, where, errors):
         if device not in BACKENDS:
             errors.append(RegistryError(where, f"{op.full_name}: autocast names unknown device '{device}'", hint))
         elif device not in op.backends:
-            errors.append(RegistryError(where, f"{op.full_name}: autocast for {device}, which is not in backends"))
+            errors.append(RegistryError(where, f"{op.full_name}: autocast for {device}, which dispatch does not list"))
         if policy in AUTOCAST_POLICIES and device in AUTOCAST_LOWER:
             declared = op.backend_dtypes(device)
             # the dtypes the policy may hand the op on that device must be declared
@@ -940,7 +991,22 @@ def _parse_op(raw, groups, ctx, errors):
     if parsed is None:
         return None
     kind, body = parsed
-    op = _parse_dtypes(raw, sig, kind, body, groups, errors)
+    engine = engines_mod.parse_engine(raw, sig, ctx.engines, errors)
+    if engine is not None and kind != "kernel":
+        errors.append(
+            RegistryError(raw.line_of("engine"), f"{sig.full_name}: engine: beside {kind}: names a second way")
+        )
+    op = _parse_dtypes(raw, sig, kind, body, groups, errors, ctx.engines.get(engine.engine) if engine else None)
+    op = replace(op, engine=engine)
+    for t in op.kernel_targets if engine else []:
+        if t.backend not in ctx.engines[engine.engine].headers:
+            errors.append(
+                RegistryError(
+                    raw.line_of("dispatch"),
+                    f"{sig.full_name}: dispatch: {t.key}: engine '{engine.engine}' has no {t.backend} front",
+                    "write the engine's front for that backend and name its header in ops.yaml's engines:",
+                )
+            )
     op = _parse_body_and_doc(op, raw, errors)
     op = _parse_kind_keys(op, raw, ctx, errors)
     op = _parse_derivatives(op, raw, ctx, errors)
@@ -962,6 +1028,14 @@ def _parse_op(raw, groups, ctx, errors):
         if len(errors) > n_before:
             return None
     op = _parse_variants(op, raw, family, errors)
+    if op.composite_route and op.variants != ["function"]:
+        errors.append(
+            RegistryError(
+                raw.line_of("variants") if "variants" in raw else op.line,
+                f"{sig.full_name}: a kernel op served by its composite on some backend has the function variant only",
+                "variants: [function] (its out= and in-place forms would bypass the composite)",
+            )
+        )
     op = _parse_test_keys(op, raw, errors)
     op = _parse_checks_and_autocast(op, raw, errors)
     if len(errors) > n_before:
@@ -997,8 +1071,17 @@ def _parse_signature(raw, errors):
     return sig
 
 
+# Keys that `dispatch:` replaced, and how to write what they said.
+RETIRED_DISPATCH_KEYS = {
+    "kernel": "dispatch: {cpu: <kernel>, cuda: <kernel>} names the kernel of each backend",
+    "backends": "dispatch: {cpu: <target>} lists the backends (default for pointwise and composite: every one)",
+    "cuda_dtypes": "dispatch: {cuda: {target: <target>, dtypes: [...]}} narrows a backend's dtypes",
+}
+
+
 def _parse_kind(raw, sig, errors):
-    """Which of pointwise, kernel, composite the entry is: (kind, body), or None."""
+    """What serves the entry: (kind, body), kind one of pointwise, kernel (only `dispatch:`
+    kernels), composite; None when it cannot tell."""
     line = raw.line
     _check_options_group(sig, raw.line_of("signature"), errors)
     if "native" in raw:
@@ -1010,16 +1093,23 @@ def _parse_kind(raw, sig, errors):
             )
         )
         return None
-    kinds = [k for k in KINDS if k in raw]
-    if len(kinds) != 1:
+    retired = [k for k in RETIRED_DISPATCH_KEYS if k in raw]
+    for k in retired:
+        errors.append(RegistryError(raw.line_of(k), f"{sig.full_name}: '{k}' is retired", RETIRED_DISPATCH_KEYS[k]))
+    if retired:
+        return None
+    kinds = [k for k in ("pointwise", "composite") if k in raw]
+    if len(kinds) > 1:
         errors.append(
             RegistryError(
                 line,
-                f"{sig.full_name}: give exactly one of {', '.join(KINDS)}; got {kinds or 'none'}",
-                "pointwise: <expression>, kernel: <kiln::cpu function>, composite: <kiln::composite function, or a one-line C++ body>",
+                f"{sig.full_name}: give one of pointwise, composite, or a dispatch of kernels; got {kinds}",
+                "pointwise: <expression>; composite: <kiln::composite function, or a one-line C++ body>",
             )
         )
         return None
+    if not kinds:
+        return "kernel", ""
     kind = kinds[0]
     body = raw[kind]
     if not isinstance(body, str) or not body.strip():
@@ -1028,8 +1118,8 @@ def _parse_kind(raw, sig, errors):
     return kind, body
 
 
-def _parse_dtypes(raw, sig, kind, body, groups, errors):
-    """family, dtypes, backends, cuda_dtypes: the Op the other key groups fill in."""
+def _parse_dtypes(raw, sig, kind, body, groups, errors, engine=None):
+    """family, dtypes and the dispatch targets: the Op the other key groups fill in."""
     line = raw.line
     family = raw.get("family", "pointwise" if kind == "pointwise" else "shape")
     if family not in FAMILIES:
@@ -1039,44 +1129,41 @@ def _parse_dtypes(raw, sig, kind, body, groups, errors):
     if "dtypes" not in raw:
         errors.append(RegistryError(line, f"{sig.full_name}: no 'dtypes'", "e.g. dtypes: [floating, complex]"))
     dtypes = _expand_dtypes(raw.get("dtypes", []), groups, raw.line_of("dtypes"), errors)
-    backends = _as_list(raw.get("backends", ["cpu", "cuda"]))
-    for b in backends:
-        if b not in BACKENDS:
+    targets = dispatch_keys.parse_dispatch(
+        raw,
+        sig,
+        None if kind == "kernel" else kind,
+        dtypes,
+        lambda items, where: _expand_dtypes(items, groups, where, errors, "dispatch dtypes"),
+        errors,
+        # an engine's op: a kernel named after it on each backend the engine has a front for
+        engine_kernel=sig.full_name.replace(".", "_") if engine else None,
+        engine_backends=list(engine.headers) if engine else [],
+    )
+    composite_route = ""
+    if kind == "composite" and any(t.kind == "kernel" for t in targets):
+        # kernels on some backends, the composite on the others
+        kind, composite_route = "kernel", body.strip()
+        if not re.match(r"^[A-Za-z_]\w*$", composite_route):
             errors.append(
-                RegistryError(raw.line_of("backends"), f"unknown backend '{b}'", f"backends: {', '.join(BACKENDS)}")
+                RegistryError(
+                    raw.line_of("composite"),
+                    f"{sig.full_name}: the composite beside dispatch: kernels must name a function",
+                    "composite: <function> in runtime/src/composite/ (namespace kiln::composite)",
+                )
             )
-    op = Op(
+    if kind == "kernel":  # its body is its first kernel's name (the CPU one when it has one)
+        body = next((t.kernel for t in targets if t.kind == "kernel"), "")
+    return Op(
         line=line,
         sig=sig,
         family=family,
         dtypes=dtypes,
-        backends=[b for b in BACKENDS if b in backends],
+        dispatch=targets,
         kind=kind,
-        body=body.strip() if kind != "composite" else body.rstrip(),
+        body=body.rstrip() if kind == "composite" else body.strip(),
+        composite_route=composite_route,
     )
-    op = replace(op, cuda_dtypes=list(dtypes))
-    if "cuda_dtypes" in raw:
-        where = raw.line_of("cuda_dtypes")
-        cuda = _expand_dtypes(raw["cuda_dtypes"], groups, where, errors)
-        extra = [d for d in cuda if d not in dtypes]
-        if extra:
-            errors.append(
-                RegistryError(
-                    where,
-                    f"{sig.full_name}: cuda_dtypes {extra} are not in dtypes",
-                    "cuda_dtypes narrows dtypes to what the CUDA kernel supports",
-                )
-            )
-        if "cuda" not in op.backends:
-            errors.append(
-                RegistryError(
-                    where,
-                    f"{sig.full_name}: cuda_dtypes without cuda in backends",
-                    "add cuda to backends, or drop cuda_dtypes",
-                )
-            )
-        op = replace(op, cuda_dtypes=[d for d in dtypes if d in cuda])
-    return op
 
 
 def _parse_body_and_doc(op, raw, errors):
@@ -1200,15 +1287,11 @@ def _parse_kind_keys(op, raw, ctx, errors):
     if kind == "kernel" and "meta" not in raw:
         errors.append(
             RegistryError(
-                raw.line_of(kind),
+                raw.line_of("dispatch"),
                 f"{sig.full_name}: a kernel op needs a meta step",
                 f"meta: {', '.join(ctx.meta_families)} (runtime/include/kiln/meta/), which checks the "
                 "arguments and sizes the result for every backend",
             )
-        )
-    if kind == "kernel" and not re.match(r"^[A-Za-z_]\w*$", op.body):
-        errors.append(
-            RegistryError(raw.line_of(kind), f"{sig.full_name}: {kind} must name a C++ function, got '{op.body}'")
         )
     op = replace(op, cpp_no_default_args=_as_list(raw.get("cpp_no_default_args", [])))
     for k in op.cpp_no_default_args:
@@ -1519,9 +1602,10 @@ def _parse_checks_and_autocast(op, raw, errors):
 
 
 class _Context:
-    def __init__(self, meta_families):
+    def __init__(self, meta_families, engines):
         self.formula_lines = {}
         self.meta_families = meta_families
+        self.engines = engines
 
 
 def build(doc, root):
@@ -1536,11 +1620,12 @@ def build(doc, root):
             )
     groups = _load_groups(doc.get("dtype_groups"), errors)
     meta_families = _load_meta_families(doc.get("meta_families"), errors)
+    engines = engines_mod.load_engines(doc.get("engines"), BACKENDS, errors)
     raw_ops = doc.get("ops")
     if not isinstance(raw_ops, list):
         errors.append(RegistryError(doc.line_of("ops") if "ops" in doc else 1, "'ops' must be a list of op entries"))
         raise ErrorList(errors)
-    ctx = _Context(meta_families)
+    ctx = _Context(meta_families, engines)
     ops = []
     seen = {}
     for raw in raw_ops:
@@ -1559,7 +1644,7 @@ def build(doc, root):
             continue
         seen[op.full_name] = op.line
         ops.append(op)
-    registry = Registry(ops=ops, groups=groups, meta_families=meta_families)
+    registry = Registry(ops=ops, groups=groups, meta_families=meta_families, engines=engines)
     formulas.check_registry(registry, ctx.formula_lines, root, errors)
     registry = replace(registry, missing=check_kernels_exist(registry, root, errors))
     if errors:
@@ -1575,39 +1660,39 @@ def check_kernels_exist(registry, root, errors):
 
     allow_missing = os.environ.get("KILN_ALLOW_MISSING_KERNELS") == "1"
     texts = {
-        "kernel": _read_tree(os.path.join(root, "kernels", "cpu")),
+        "cpu": _read_tree(os.path.join(root, "kernels", "cpu")),
+        "cuda": _read_tree(os.path.join(root, "kernels", "cuda")),
         "composite": _read_tree(os.path.join(root, "runtime", "src", "composite")),
     }
-    where = {
-        "kernel": "kernels/cpu/ (namespace kiln::cpu)",
-        "composite": "runtime/src/composite/ (namespace kiln::composite)",
-    }
-    cuda_text = _read_tree(os.path.join(root, "kernels", "cuda"))
+    where = {"composite": "runtime/src/composite/ (namespace kiln::composite)"}
     missing = []
     for op in registry.ops:
-        if op.kind != "kernel" and not op.is_function:
-            continue
-        if not _defines(texts[op.kind], op.body):
+        if op.composite_function and not _defines(texts["composite"], op.composite_function):
             if allow_missing:
                 missing.append(op)
                 continue
             errors.append(
                 RegistryError(
                     op.line,
-                    f"{op.full_name}: {op.kind} function '{op.body}' is not defined in {where[op.kind]}",
-                    "define it with the signature declared in generated/include/kiln/gen/"
-                    + (f"kernels/cpu/{op.body}.h (include that header)" if op.kind == "kernel" else "composite.h"),
+                    f"{op.full_name}: composite function '{op.composite_function}' is not defined in {where['composite']}",
+                    "define it with the signature declared in generated/include/kiln/gen/composite.h",
                 )
             )
-        # `backends: [.., cuda]` on a kernel op promises kiln::cuda::<name> in kernels/cuda/.
-        if op.kind == "kernel" and "cuda" in op.backends and not _defines(cuda_text, op.body):
+        # each kernel `dispatch:` names is kiln::<backend>::<name> in kernels/<backend>/
+        for backend, kernel in [] if op.engine else op.written_kernels:  # an engine's kernels are generated
+            if _defines(texts[backend], kernel):
+                continue
+            if allow_missing and backend == "cpu":
+                missing.append(op)
+                break
+            header = f"generated/include/kiln/gen/kernels/{backend}/{kernel}.h"
             errors.append(
                 RegistryError(
                     op.line,
-                    f"{op.full_name}: backends lists cuda but kernel '{op.body}' is not defined in "
-                    "kernels/cuda/ (namespace kiln::cuda)",
-                    f"define it there with the signature in generated/include/kiln/gen/kernels/cuda/{op.body}.h "
-                    "(include that header), or drop cuda from backends",
+                    f"{op.full_name}: dispatch: {backend}: kernel '{kernel}' is not defined in "
+                    f"kernels/{backend}/ (namespace kiln::{backend})",
+                    f"define it there with the signature in {header} (include that header), "
+                    f"or drop it from dispatch",
                 )
             )
     return missing

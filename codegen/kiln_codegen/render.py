@@ -132,7 +132,13 @@ def _entries_over_base(views):
             and not any(a.type.mutable for a in v.sig.arguments if a.type.base == "Tensor")
             and not (v.sig.returns and v.sig.returns[0].type.mutable)
         )
-        v.over_base = (v.op.kind == "pointwise" or v.op.structured) and not v.options_group and not v.has_list
+        # (a kernel op served by its composite on some backend calls it with Tensors)
+        v.over_base = (
+            (v.op.kind == "pointwise" or v.op.structured)
+            and not v.options_group
+            and not v.has_list
+            and not v.op.composite_route
+        )
         v.adapter_args = ", ".join(
             f"Tensor({name})" if ty == "const Tensor&" else name for name, ty, _ in cpp.cpp_arguments(v.sig)
         )
@@ -198,9 +204,12 @@ def _kernel_signatures(views, backend):
     the meta headers declaring their plans)."""
     kernels = {}
     for v in views:
-        if backend in v.op.backends and v.op.kind == "kernel" and v.op.structured:
-            entries, signatures, headers = kernels.setdefault(v.op.body, ([], [], []))
-            entries.append(v.full)
+        for kernel_backend, kernel in v.op.written_kernels if v.op.structured else []:
+            if kernel_backend != backend:
+                continue
+            entries, signatures, headers = kernels.setdefault(kernel, ([], [], []))
+            if v.full not in entries:
+                entries.append(v.full)
             if v.kernel_params not in signatures:
                 signatures.append(v.kernel_params)
             if v.meta_header not in headers:
@@ -348,6 +357,20 @@ def render(registry, out_dir, sources=None):
         rel = f"src/cuda/pointwise_{batch:02d}.cu"
         w.write(rel, pw_tpl["cuda"].render(ops=sorted(batches[batch], key=lambda v: v.cname)))
         cuda_sources.append(rel)
+    # The kernels of engine ops: per engine and backend, one file of calls of its front.
+    for name, engine in registry.engines.items():
+        for backend, header in engine.headers.items():
+            ops = [v for v in views if v.op.engine and v.op.engine.engine == name and backend in v.op.backends]
+            if not ops:
+                continue
+            rel = f"src/{backend}/engine_{name}.{'cu' if backend == 'cuda' else 'cpp'}"
+            w.write(
+                rel,
+                env.get_template(f"engines/{name}.j2").render(
+                    engine=engine, backend=backend, header=header, ops=sorted(ops, key=lambda v: v.cname)
+                ),
+            )
+            (cuda_sources if backend == "cuda" else cpu_sources).append(rel)
     w.write("src/cuda/cuda_elementwise.h", env.get_template("cuda_elementwise.h.j2").render(ops=cuda_pointwise))
     w.write(
         "src/cuda/pointwise_entries.cpp", env.get_template("cuda_pointwise_entries.cpp.j2").render(ops=cuda_pointwise)
@@ -520,7 +543,10 @@ def declared_doc(registry, missing):
             # Kernels codegen emits or ops/*.yaml names; whether the CUDA ones are in this build is
             # the build's business (tools/coverage.py reads build_info.json).
             compiled = declared if op not in missing else []
-            backends[b] = {"declared": declared, "compiled": compiled}
+            t = op.target(b)
+            # what dispatch: names for it: a kernel's name, pointwise or composite ("" when none)
+            target = (t.kernel or t.kind) + (f" ({t.pending} pending)" if t.pending else "") if t else ""
+            backends[b] = {"declared": declared, "compiled": compiled, "target": target}
         ops.append(
             {
                 "name": op.full_name,

@@ -4,7 +4,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
-from . import cpp, formulas
+from . import cpp, dispatch_keys, formulas
 from .model import COMPLEX, DTYPES, FLOATING, INTEGRAL, formula_inputs, normalized_samples
 
 
@@ -177,6 +177,20 @@ class OpView:
         self.mask = dtype_mask(op.dtypes)
         self.dtype_list = ", ".join(op.dtypes)
         self.missing = op in missing
+        # the table's layout columns: strided, and the sparse ones up to the last that dispatch names
+        used = [dispatch_keys.LAYOUTS.index(t.layout) for t in op.dispatch]
+        self.layouts = dispatch_keys.LAYOUTS[: max(used, default=0) + 1]
+        headers = []
+        for t in op.kernel_targets:
+            if not any(h.backend == t.backend and h.kernel == t.kernel for h in headers):
+                headers.append(t)
+        self.kernel_headers = headers  # one per (backend, kernel name)
+        self.dispatch_summary = ", ".join(
+            f"{t.key}: {t.kernel or t.kind}"
+            + ("" if t.dtypes == op.dtypes else f" ({', '.join(t.dtypes)})")
+            + (f", kernel {t.pending} pending" if t.pending else "")
+            for t in op.dispatch
+        )
         self.tensors = op.tensor_args
         self.tensor_lists = [a for a in op.sig.arguments if a.type.is_tensor_list]
         first = op.sig.arguments[0] if op.sig.arguments else None

@@ -395,5 +395,19 @@ class ForwardAD(unittest.TestCase):
         self.assertNotIn("H200", ops[0]["backward"]["cuda"]["float64"]["detail"])
 
 
+class ServedBy(unittest.TestCase):
+    def test_each_backend_table_names_what_dispatch_serves_it_with(self):
+        declared = json.loads(json.dumps(DECLARED))
+        declared["ops"][0]["backends"]["cpu"]["target"] = "pointwise"
+        declared["ops"][0]["backends"]["cuda"]["target"] = "composite"
+        backends, ops = merge(declared, {}, BUILD)
+        self.assertEqual(ops[0]["served_by"], {"cpu": "pointwise", "cuda": "composite"})
+        report = report_of(backends, ops)
+        text = render_markdown(report)
+        self.assertIn("| op | family | served by | autocast |", text)
+        self.assertIn("| `exp` | pointwise | composite |", text)
+        self.assertIn("<td class='fam'>composite</td>", render_html(report))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -14,8 +14,8 @@ FOREACH = """\
 - signature: _amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()
   family: amp
   dtypes: [floating]
-  backends: [cpu]
-  kernel: amp_unscale
+  dispatch: {cpu: amp_unscale}  # kiln::cpu::amp_unscale only
+  # (a CPU build of the probe registry)
   meta: foreach
   samples:
     - {self: [[2, 3]], found_inf: {shape: [1], dtype: float32}, inv_scale: {shape: [1], dtype: float32}}

@@ -20,8 +20,7 @@ ops:
 - signature: probe(Tensor self, int k) -> Tensor
   variants: [function, inplace, out]
   dtypes: [floating]
-  backends: [cpu]
-  kernel: probe_kernel
+  dispatch: {cpu: probe_kernel}
   meta: probe_rows
   samples:
     - {self: [3, 5], k: 2}
@@ -65,6 +64,58 @@ class MetaFamilies(unittest.TestCase):
         )
         self.assertIn("probe_(", self.read("include/kiln/gen/ops/probe.h"))  # inplace: true
 
+    def test_dispatch_fills_the_kernel_table(self):
+        # a CPU kernel, a CSR one beside it, a CUDA one of its own name for float64 only
+        with open(os.path.join(self.tmp.name, "kernels", "cpu", "probe.cpp"), "w") as f:
+            f.write(PROBE_KERNEL + PROBE_KERNEL.replace("probe_kernel", "probe_csr"))
+        os.makedirs(os.path.join(self.tmp.name, "kernels", "cuda"), exist_ok=True)
+        with open(os.path.join(self.tmp.name, "kernels", "cuda", "probe.cu"), "w") as f:
+            f.write(PROBE_KERNEL.replace("kiln::cpu", "kiln::cuda").replace("probe_kernel", "probe_cuda"))
+        dispatch = "{cpu: probe_kernel, sparse_csr_cpu: probe_csr, cuda: {target: probe_cuda, dtypes: [float64]}}"
+        ops = PROBE_OPS.replace("{cpu: probe_kernel}", dispatch)
+        r = self.run_folder({"probe.yaml": ops}, check=False, root=self.probe_root())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        entry = self.read("src/ops/probe.cpp")
+        # columns strided, sparse_coo, sparse_csr; the CUDA row in a CUDA build only
+        self.assertIn(
+            "kKernels = { {&cpu::probe_kernel, nullptr, &cpu::probe_csr}, {&cuda::probe_cuda, nullptr, nullptr} };",
+            entry,
+        )
+        self.assertIn("kKernels = { {&cpu::probe_kernel, nullptr, &cpu::probe_csr}, {nullptr} };", entry)
+        self.assertIn('#include "kiln/gen/kernels/cuda/probe_cuda.h"', entry)
+        self.assertIn("void probe_csr(", self.read("include/kiln/gen/kernels/cpu/probe_csr.h"))
+        tests = self.read("tests/cuda_op_tests/probe.cpp")
+        self.assertIn("{DType::Float64}", tests)
+        self.assertNotIn("Float32", tests)
+
+    def test_composite_serves_the_backends_dispatch_gives_it(self):
+        with open(os.path.join(self.tmp.name, "kernels", "cpu", "probe.cpp"), "w") as f:
+            f.write(PROBE_KERNEL)
+        with open(os.path.join(self.tmp.name, "runtime", "src", "composite", "probe_rows.cpp"), "w") as f:
+            f.write(
+                "namespace kiln::composite {\nTensor probe_rows(const Tensor& self, int64_t k) {\n  return self;\n}\n}\n"
+            )
+        ops = PROBE_OPS.replace("{cpu: probe_kernel}", "{cpu: probe_kernel, cuda: composite}\n  composite: probe_rows")
+        ops = ops.replace("[function, inplace, out]", "[function]")
+        r = self.run_folder({"probe.yaml": ops}, check=False, root=self.probe_root())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        entry = self.read("src/ops/probe.cpp")
+        self.assertIn(
+            "  if (self.device().type == DeviceType::CUDA)  // dispatch: cuda: composite\n"
+            "    return composite::probe_rows(self, k);",
+            entry,
+        )
+        self.assertIn("kKernels = { {&cpu::probe_kernel}, {nullptr} };", entry)
+        self.assertIn(
+            "Tensor probe_rows(const Tensor& self, int64_t k);  // probe on cuda",
+            self.read("include/kiln/gen/composite.h"),
+        )
+        # its out= and in-place forms would bypass the composite
+        r = self.run_folder(
+            {"probe.yaml": ops.replace("[function]", "[function, out]")}, check=False, root=self.probe_root()
+        )
+        self.assertIn("has the function variant only", r.stderr)
+
     def test_family_fields_change_what_is_generated(self):
         with open(os.path.join(self.tmp.name, "kernels", "cpu", "probe.cpp"), "w") as f:
             f.write(PROBE_KERNEL.replace(", int64_t k", ""))
@@ -86,7 +137,7 @@ class MetaFamilies(unittest.TestCase):
     def test_family_missing_from_the_root_file(self):
         r = self.run_folder({"probe.yaml": PROBE_OPS}, root=self.probe_root(FAMILIES))
         self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertIn("ops/probe.yaml:7: probe: unknown meta family 'probe_rows'", r.stderr)
+        self.assertIn("ops/probe.yaml:6: probe: unknown meta family 'probe_rows'", r.stderr)
 
     # ---- an op's meta: names a declared family ----
     def test_unknown_meta_lists_the_families(self):

@@ -29,8 +29,8 @@ ops:
 - signature: sum(Tensor self) -> Tensor
   family: reduction
   dtypes: [floating]
-  backends: [cpu]
-  kernel: sum_all
+  dispatch: {cpu: sum_all}  # kiln::cpu::sum_all only
+  # (a CPU build of the probe registry)
   meta: reduction
   derivatives:
     self: expand(grad, self_sizes)
@@ -326,8 +326,8 @@ class RegistryErrors(unittest.TestCase):
 - signature: frexp(Tensor self) -> (Tensor mantissa, Tensor exponent)
   family: reduction
   dtypes: [floating]
-  backends: [cpu]
-  kernel: sum_all
+  dispatch: {cpu: sum_all}  # kiln::cpu::sum_all only
+  # (a CPU build of the probe registry)
   meta: reduction
   output_differentiability: [true, false]
   derivatives:
@@ -429,9 +429,9 @@ class RegistryErrors(unittest.TestCase):
 
     def test_missing_kernel(self):
         self.assertError(
-            VALID.replace("kernel: sum_all", "kernel: no_such_kernel"),
+            VALID.replace("{cpu: sum_all}", "{cpu: no_such_kernel}"),
             17,
-            "kernel function 'no_such_kernel' is not defined",
+            "dispatch: cpu: kernel 'no_such_kernel' is not defined",
         )
 
     def test_unknown_meta_family(self):
@@ -461,7 +461,7 @@ class RegistryErrors(unittest.TestCase):
         )
 
     def test_kernel_needs_meta(self):
-        self.assertError(VALID.replace("  meta: reduction\n", ""), 21, "a kernel op needs a meta step")
+        self.assertError(VALID.replace("  meta: reduction\n", ""), 20, "a kernel op needs a meta step")
 
     def test_duplicate_op(self):
         dup = (
@@ -481,11 +481,59 @@ class RegistryErrors(unittest.TestCase):
     def test_missing_derivative(self):
         self.assertError(VALID.replace("    other: grad * self\n", ""), 13, "no derivative for input 'other'")
 
+    # ---- dispatch: ----
+    def test_retired_dispatch_keys(self):
+        for old, hint in (
+            ("  kernel: sum_all\n", "names the kernel of each backend"),
+            ("  backends: [cpu]\n", "lists the backends"),
+            ("  cuda_dtypes: [float32]\n", "narrows a backend's dtypes"),
+        ):
+            text = VALID.replace("  dispatch: {cpu: sum_all}", old.rstrip("\n") + "\n  dispatch: {cpu: sum_all}")
+            self.assertError(text, 20, f"'{old.split(':')[0].strip()}' is retired")
+            self.assertIn(hint, self.run_gen(text).stderr)
+
+    def test_dispatch_unknown_backend(self):
+        self.assertError(VALID.replace("{cpu: sum_all}", "{cpu: sum_all, tpu: sum_all}"), 20, "unknown backend 'tpu'")
+
+    def test_dispatch_needs_a_mapping(self):
+        self.assertError(VALID.replace("{cpu: sum_all}", "sum_all"), 20, "dispatch must be a non-empty mapping")
+
+    def test_dispatch_dtypes_within_dtypes(self):
+        text = VALID.replace("{cpu: sum_all}", "{cpu: {target: sum_all, dtypes: [float16]}}")
+        self.assertError(text, 20, "dtypes ['float16'] are not in dtypes")
+
+    def test_dispatch_target_form(self):
+        self.assertError(VALID.replace("{cpu: sum_all}", "{cpu: {kernel: sum_all}}"), 20, "expected {target, dtypes}")
+        self.assertError(VALID.replace("{cpu: sum_all}", "{cpu: 'sum all'}"), 20, "target must be a C++ name")
+
+    def test_dispatch_kernel_beside_pointwise(self):
+        text = VALID.replace("  pointwise: exp(self)\n", "  pointwise: exp(self)\n  dispatch: {cpu: exp_kernel}\n", 1)
+        self.assertError(text, 7, "kernel 'exp_kernel' beside a pointwise entry")
+
+    def test_dispatch_generated_target_needs_its_key(self):
+        self.assertError(
+            VALID.replace("{cpu: sum_all}", "{cpu: composite}"), 20, "but the entry has no 'composite:' key"
+        )
+
+    def test_dispatch_sparse_layout_needs_a_kernel(self):
+        text = VALID.replace(
+            "  pointwise: exp(self)\n", "  pointwise: exp(self)\n  dispatch: {sparse_csr_cpu: pointwise}\n", 1
+        )
+        self.assertError(text, 7, "a sparse_csr layout is served by a kernel only")
+
+    def test_dispatch_missing_cuda_kernel(self):
+        text = VALID.replace("{cpu: sum_all}", "{cpu: sum_all, cuda: sum_all}")
+        self.assertError(text, 17, "dispatch: cuda: kernel 'sum_all' is not defined in kernels/cuda/")
+
+    def test_no_kind_at_all(self):
+        text = VALID.replace("  dispatch: {cpu: sum_all}  # kiln::cpu::sum_all only\n", "")
+        self.assertError(text, 17, "give exactly one of pointwise, composite, or a dispatch of kernels")
+
     def test_two_kinds(self):
         self.assertError(
-            VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  kernel: sum_all"),
+            VALID.replace("  pointwise: exp(self)", "  pointwise: exp(self)\n  composite: exp"),
             4,
-            "give exactly one of",
+            "give one of pointwise, composite, or a dispatch of kernels",
         )
 
     def test_sample_unknown_argument(self):
@@ -694,17 +742,17 @@ class RegistryErrors(unittest.TestCase):
         text = VALID.replace("  doc: e to the x.\n", "  doc: e to the x.\n  autocast: lower_precision\n")
         self.assertError(text, 10, "autocast lower_precision on cpu hands it bfloat16")
 
-    def test_autocast_device_not_in_backends(self):
+    def test_autocast_device_not_in_dispatch(self):
         text = VALID.replace("  doc: Sum.\n", "  doc: Sum.\n  autocast: {cuda: float32}\n")
-        self.assertError(text, 26, "autocast for cuda, which is not in backends")
+        self.assertError(text, 26, "autocast for cuda, which dispatch does not list")
 
     def test_every_error_reported_at_once(self):
         text = VALID.replace("[flaot", "[flaot").replace("pointwise: exp(self)", "pointwise: exp(self)\n  pointwize: 1")
-        text = text.replace("    othr", "    othr").replace("kernel: sum_all", "kernel: nope")
+        text = text.replace("    othr", "    othr").replace("{cpu: sum_all}", "{cpu: nope}")
         r = self.run_gen(text)
         self.assertEqual(r.returncode, 1)
         self.assertIn("unknown key 'pointwize'", r.stderr)
-        self.assertIn("kernel function 'nope'", r.stderr)
+        self.assertIn("kernel 'nope' is not defined", r.stderr)
         self.assertIn("2 error(s)", r.stderr)
 
 

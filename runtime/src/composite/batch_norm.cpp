@@ -1,7 +1,7 @@
-// batch_norm and instance_norm. In training on the CPU, the fused kernel op _batch_norm_training
-// (statistics, normalization and the affine step; its backward _batch_norm_training_backward);
-// on CUDA, for now, layer_norm's kernels over a copy with one row per channel. 16-bit inputs are
-// normalized in float32. The running statistics are updated in place
+// batch_norm and instance_norm. In training, the fused op _batch_norm_training (statistics,
+// normalization and the affine step; its backward _batch_norm_training_backward), which serves
+// CUDA, for now, by layer_norm's kernels over a copy with one row per channel (its dispatch: in
+// ops/normalization.yaml). 16-bit inputs are normalized in float32. The running statistics are updated in place
 // without history: running = (1 - momentum) * running + momentum * batch, with the unbiased
 // batch variance, as PyTorch's.
 #include "kiln/gen/composite.h"
@@ -51,32 +51,15 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
   if (training) {
     const bool reduced = dt == DType::Float16 || dt == DType::BFloat16;
     const int64_t n = C > 0 ? input.numel() / C : 0;
-    if (input.device().is_cpu()) {
-      // the fused kernel (statistics, normalization and the affine step in one op), in float32
-      // for 16-bit inputs; weight and bias in the compute dtype
-      const DType cdt = reduced ? DType::Float32 : dt;
-      auto in_compute = [&](const Tensor& t) { return t.defined() && t.dtype() != cdt ? t.to(cdt) : t; };
-      auto [out, mean, invstd] =
-          kiln::_batch_norm_training(in_compute(input), in_compute(weight), in_compute(bias), eps);
-      y = reduced ? out.to(dt) : out;
-      save_mean = mean;
-      save_invstd = invstd;
-    } else {
-      // CUDA keeps the route the device suite has passed until it has run the fused CUDA kernel
-      // (kernels/cuda/batch_norm.cu, compiled only so far): each channel moved into one
-      // contiguous row of layer_norm's kernels (a copy) and back
-      Tensor rows = kiln::reshape(input.transpose(0, 1), {C, -1});
-      if (reduced) rows = rows.to(DType::Float32);
-      auto [normed, mean, rstd] = kiln::native_layer_norm(rows, {n}, Tensor(), Tensor(), eps);
-      DimVector moved = input.sizes();
-      std::swap(moved[0], moved[1]);
-      y = kiln::reshape(normed, moved).transpose(0, 1).contiguous();
-      if (reduced) y = y.to(dt);
-      if (weight.defined()) y = y * per_channel(weight, input.dim());
-      if (bias.defined()) y = y + per_channel(bias, input.dim());
-      save_mean = kiln::reshape(mean, {C});
-      save_invstd = kiln::reshape(rstd, {C});
-    }
+    // the fused op (statistics, normalization and the affine step in one), in float32 for 16-bit
+    // inputs; weight and bias in the compute dtype. Its dispatch: serves CUDA by
+    // batch_norm_channel_rows below until the device suite has run its CUDA kernel.
+    const DType cdt = reduced ? DType::Float32 : dt;
+    auto in_compute = [&](const Tensor& t) { return t.defined() && t.dtype() != cdt ? t.to(cdt) : t; };
+    auto [out, mean, invstd] = kiln::_batch_norm_training(in_compute(input), in_compute(weight), in_compute(bias), eps);
+    y = reduced ? out.to(dt) : out;
+    save_mean = mean;
+    save_invstd = invstd;
     if (running_mean.defined() && n > 0) {  // an empty batch leaves the running statistics alone
       NoGradGuard no_grad;
       const Tensor batch_var =
@@ -98,6 +81,23 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
     save_invstd = kiln::empty({0}, TensorOptions(stat_dtype, input.device()));
   }
   return {y, save_mean, save_invstd};
+}
+
+// _batch_norm_training where its dispatch: says composite (CUDA, until the device suite has run
+// kernels/cuda/batch_norm.cu): each channel moved into one contiguous row of layer_norm's kernels
+// (a copy) and back, then the affine step; autograd records the parts.
+std::tuple<Tensor, Tensor, Tensor> batch_norm_channel_rows(const Tensor& input, const Tensor& weight,
+                                                           const Tensor& bias, double eps) {
+  const int64_t C = input.size(1);
+  const int64_t n = C > 0 ? input.numel() / C : 0;
+  Tensor rows = kiln::reshape(input.transpose(0, 1), {C, -1});
+  auto [normed, mean, rstd] = kiln::native_layer_norm(rows, {n}, Tensor(), Tensor(), eps);
+  DimVector moved = input.sizes();
+  std::swap(moved[0], moved[1]);
+  Tensor y = kiln::reshape(normed, moved).transpose(0, 1).contiguous();
+  if (weight.defined()) y = y * per_channel(weight, input.dim());
+  if (bias.defined()) y = y + per_channel(bias, input.dim());
+  return {y, kiln::reshape(mean, {C}), kiln::reshape(rstd, {C})};
 }
 
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,

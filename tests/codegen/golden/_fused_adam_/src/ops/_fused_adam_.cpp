@@ -17,7 +17,7 @@ namespace _fused_adam__entry {
 // Declared dtypes: float16, bfloat16, float32, float64
 constexpr DTypeSet kDTypes = 960;
 using Kernel = void (*)(const meta::ForeachPlan&, const TensorBaseList&, const TensorBaseList&, const TensorBaseList&, const TensorBaseList&, const TensorBaseList&, const TensorBaseList&, const TensorBase&, const TensorBase&, double, double, double, double, double, bool, bool);
-// Kernels by (device type, layout): strided CPU and CUDA.
+// Kernels by (device type, layout) from dispatch: cpu: fused_adam, cuda: fused_adam.
 #ifdef KILN_WITH_CUDA
 constexpr KernelTable<Kernel> kKernels = { {&cpu::fused_adam}, {&cuda::fused_adam} };
 #else

@@ -24,7 +24,7 @@ constexpr DTypeSet kDTypes = 4095;
 const char* const kArgNames[] = {"self", "other"};
 constexpr PointwiseSpec kSpec{"add", kArgNames, 2, Promotion::Default, 0};
 using Kernel = PointwiseKernel;
-// Kernels by (device type, layout): strided CPU and CUDA.
+// Kernels by (device type, layout) from dispatch: cpu: pointwise, cuda: pointwise.
 #ifdef KILN_WITH_CUDA
 constexpr KernelTable<Kernel> kKernels = { {&cpu::add_Tensor_pointwise}, {&cuda::add_Tensor_pointwise} };
 #else

@@ -16,7 +16,7 @@ namespace arange_start_step_entry {
 // Declared dtypes: uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64
 constexpr DTypeSet kDTypes = 1022;
 using Kernel = void (*)(const meta::RangePlan&, const TensorBase&);
-// Kernels by (device type, layout): strided CPU and CUDA.
+// Kernels by (device type, layout) from dispatch: cpu: arange, cuda: arange.
 #ifdef KILN_WITH_CUDA
 constexpr KernelTable<Kernel> kKernels = { {&cpu::arange}, {&cuda::arange} };
 #else

@@ -25,7 +25,7 @@ constexpr DTypeSet kDTypes = 1023;
 const char* const kArgNames[] = {"self", "other"};
 constexpr PointwiseSpec kSpec{"atan2", kArgNames, 2, Promotion::IntToFloat, 0};
 using Kernel = PointwiseKernel;
-// Kernels by (device type, layout): strided CPU and CUDA.
+// Kernels by (device type, layout) from dispatch: cpu: pointwise, cuda: pointwise.
 #ifdef KILN_WITH_CUDA
 constexpr KernelTable<Kernel> kKernels = { {&cpu::atan2_pointwise}, {&cuda::atan2_pointwise} };
 #else

@@ -19,7 +19,7 @@ namespace sum_dim_IntList_entry {
 // Declared dtypes: bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128
 constexpr DTypeSet kDTypes = 4095;
 using Kernel = void (*)(const meta::ReducePlan&, const TensorBase&, const TensorBase&);
-// Kernels by (device type, layout): strided CPU and CUDA.
+// Kernels by (device type, layout) from dispatch: cpu: sum, cuda: sum.
 #ifdef KILN_WITH_CUDA
 constexpr KernelTable<Kernel> kKernels = { {&cpu::sum}, {&cuda::sum} };
 #else
