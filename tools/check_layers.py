@@ -5,8 +5,9 @@ kiln's layers (CMakeLists.txt builds one target per layer with exactly these inc
   math        kernels/include/kiln/common, and the leaf headers kiln/macros.h, half.h, complex.h,
               dtype.h, philox.h (in runtime/include): math shared by host and device
   kernel_sdk  kernels/include/kiln/kernel: kernel helpers over TensorBase and the meta plans
+  cpu_sdk     kernels/include/kiln/cpu: the CPU loops and thread splitting the CPU kernels build on
   headers     runtime/include (less the leaves), generated/include: the public API and the
-              kernel-facing API (kiln/meta, kiln/cpu, kiln/cuda), generated declarations
+              kernel-facing API (kiln/meta, kiln/cuda), generated declarations
   core        runtime/src, generated/src/{ops,registry,missing}
   cpu         kernels/cpu, generated/src/cpu
   cuda        kernels/cuda, generated/src/cuda
@@ -16,15 +17,18 @@ kiln's layers (CMakeLists.txt builds one target per layer with exactly these inc
 The arrows each layer may follow (ALLOWED; a layer not listed on the right is forbidden):
   math        -> math
   kernel_sdk  -> math, headers, kernel_sdk
+  cpu_sdk     -> math, headers, cpu_sdk
   headers     -> math, headers
   core        -> math, headers, core
-  cpu         -> math, kernel_sdk, headers, cpu
+  cpu         -> math, kernel_sdk, cpu_sdk, headers, cpu
   cuda        -> math, kernel_sdk, headers, cuda
   optim       -> math, headers, optim
   nn          -> math, headers, nn
   io          -> math, headers, io
 So math is closed (it includes only itself and system headers), neither backend sees the other,
-no kernel sees runtime/src, nothing below a frontend includes it, and no frontend sees another.
+the core sees no kernel SDK (its CPU copies and fills are the CPU kernels', reached through
+kiln/device_hooks.h), no kernel sees runtime/src, nothing below a frontend includes it, and no
+frontend sees another.
 
 Each quoted include is resolved the way the compiler would (the including file's directory,
 then the include roots) and the file it names must lie in a layer the includer may see, so
@@ -61,6 +65,7 @@ MATH_LEAVES = {f"runtime/include/kiln/{h}" for h in ("macros.h", "half.h", "comp
 LAYERS = {
     "math": (("kernels/include/kiln/common/",) + tuple(sorted(MATH_LEAVES)), ()),
     "kernel_sdk": (("kernels/include/kiln/kernel/",), ()),
+    "cpu_sdk": (("kernels/include/kiln/cpu/",), ()),
     "headers": (("runtime/include/", "generated/include/"), ()),
     # generated/src/ops/batches/ compiles the entries a few to a file, by including them
     "core": (
@@ -78,9 +83,10 @@ LAYERS = {
 ALLOWED = {
     "math": {"math"},
     "kernel_sdk": {"math", "headers", "kernel_sdk"},
+    "cpu_sdk": {"math", "headers", "cpu_sdk"},
     "headers": {"math", "headers"},
     "core": {"math", "headers", "core"},
-    "cpu": {"math", "kernel_sdk", "headers", "cpu"},
+    "cpu": {"math", "kernel_sdk", "cpu_sdk", "headers", "cpu"},
     "cuda": {"math", "kernel_sdk", "headers", "cuda"},
     "optim": {"math", "headers", "optim"},  # optim never sees nn
     "nn": {"math", "headers", "nn"},
