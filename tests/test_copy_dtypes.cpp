@@ -1,4 +1,4 @@
-// copy_ between every pair of the 12 dtypes (runtime/src/copy.cpp): a same-dtype copy moves bits,
+// copy_ between every pair of the 12 dtypes (kernels/cpu/copy.cpp): a same-dtype copy moves bits,
 // a pair with a pivot dtype (int64, float32, float64, complex128) has a loop of its own, and the
 // rest convert through a pivot in two passes. Each path must give the direct cast's value
 // (kiln/common/convert.h, PyTorch's cast semantics), element by element, for dense, strided and

@@ -26,6 +26,11 @@ FORMATTED_CPP = [
     "runtime/include/kiln/device_hooks.h",
     "runtime/src/device_hooks.cpp",
     "kernels/cuda/device_hooks.cpp",
+    "kernels/cpu/device_hooks.cpp",
+    "kernels/cpu/device_copy.h",
+    "kernels/cpu/device_random.h",
+    "kernels/cpu/copy.cpp",
+    "kernels/cpu/random.cpp",
 ]
 CPP_SUFFIXES = (".h", ".cpp", ".cu", ".cuh")
 

@@ -5,8 +5,9 @@ kiln's layers (CMakeLists.txt builds one target per layer with exactly these inc
   math        kernels/include/kiln/common, and the leaf headers kiln/macros.h, half.h, complex.h,
               dtype.h, philox.h (in runtime/include): math shared by host and device
   kernel_sdk  kernels/include/kiln/kernel: kernel helpers over TensorBase and the meta plans
+  cpu_sdk     kernels/include/kiln/cpu: the CPU loops and thread splitting the CPU kernels build on
   headers     runtime/include (less the leaves), generated/include: the public API and the
-              kernel-facing API (kiln/meta, kiln/cpu, kiln/cuda), generated declarations
+              kernel-facing API (kiln/meta, kiln/cuda), generated declarations
   core        runtime/src, generated/src/{ops,registry,missing}
   cpu         kernels/cpu, generated/src/cpu
   cuda        kernels/cuda, generated/src/cuda
@@ -16,20 +17,25 @@ kiln's layers (CMakeLists.txt builds one target per layer with exactly these inc
 The arrows each layer may follow (ALLOWED; a layer not listed on the right is forbidden):
   math        -> math
   kernel_sdk  -> math, headers, kernel_sdk
+  cpu_sdk     -> math, headers, cpu_sdk
   headers     -> math, headers
   core        -> math, headers, core
-  cpu         -> math, kernel_sdk, headers, cpu
+  cpu         -> math, kernel_sdk, cpu_sdk, headers, cpu
   cuda        -> math, kernel_sdk, headers, cuda
   optim       -> math, headers, optim
   nn          -> math, headers, nn
   io          -> math, headers, io
 So math is closed (it includes only itself and system headers), neither backend sees the other,
-no kernel sees runtime/src, nothing below a frontend includes it, and no frontend sees another.
+the core sees no kernel SDK (its CPU copies and fills are the CPU kernels', reached through
+kiln/device_hooks.h), no kernel sees runtime/src, nothing below a frontend includes it, and no
+frontend sees another.
 
 Each quoted include is resolved the way the compiler would (the including file's directory,
 then the include roots) and the file it names must lie in a layer the includer may see, so
 `../cpu/x.h` or a header reached through another root is caught as well as a wrong prefix.
-Generated sources are checked when generated/ exists (after a build). Run by CTest (`layering`).
+Generated sources live in a build folder (<build>/generated): `--build <build>` checks them too
+(and resolves includes of generated headers); without it only the hand-written sources are
+checked. Run by CTest (`layering`) with its build folder.
 
 It also fails when a kernel file (cpu or cuda layer), or a generated op entry written over
 TensorBase (one that includes kiln/op_entry.h), reaches, through any chain of includes, a
@@ -44,9 +50,10 @@ that kernels/cuda defines: the core reaches kernels through op entries or the de
 (kiln/device_hooks.h), never by name.
 
 `--op-independent` prints the core's sources (runtime/src) that reach no such header, one per
-line; CMake compiles them without the core's precompiled header (the whole op API), so adding an
+line (give `--build` too: an include of a generated header counts only when it resolves); CMake compiles them without the core's precompiled header (the whole op API), so adding an
 op recompiles only the runtime that calls ops.
 """
+import argparse
 import os
 import re
 import sys
@@ -61,6 +68,7 @@ MATH_LEAVES = {f"runtime/include/kiln/{h}" for h in ("macros.h", "half.h", "comp
 LAYERS = {
     "math": (("kernels/include/kiln/common/",) + tuple(sorted(MATH_LEAVES)), ()),
     "kernel_sdk": (("kernels/include/kiln/kernel/",), ()),
+    "cpu_sdk": (("kernels/include/kiln/cpu/",), ()),
     "headers": (("runtime/include/", "generated/include/"), ()),
     # generated/src/ops/batches/ compiles the entries a few to a file, by including them
     "core": (
@@ -78,9 +86,10 @@ LAYERS = {
 ALLOWED = {
     "math": {"math"},
     "kernel_sdk": {"math", "headers", "kernel_sdk"},
+    "cpu_sdk": {"math", "headers", "cpu_sdk"},
     "headers": {"math", "headers"},
     "core": {"math", "headers", "core"},
-    "cpu": {"math", "kernel_sdk", "headers", "cpu"},
+    "cpu": {"math", "kernel_sdk", "cpu_sdk", "headers", "cpu"},
     "cuda": {"math", "kernel_sdk", "headers", "cuda"},
     "optim": {"math", "headers", "optim"},  # optim never sees nn
     "nn": {"math", "headers", "nn"},
@@ -106,20 +115,33 @@ def layer_of(rel):
     return best[0] if best else None
 
 
+# Where the files named generated/... are: <build>/generated, set by --build; None leaves them out.
+GENERATED_DIR = None
+
+
+def real_path(rel):
+    """The file a repository-relative name stands for; generated/... lies in the build folder."""
+    top, _, rest = rel.partition("/")
+    if top == "generated":
+        return os.path.join(GENERATED_DIR, rest) if GENERATED_DIR else os.devnull + "/none"
+    return os.path.join(ROOT, rel)
+
+
 def resolve(rel, inc, layer):
     roots = [os.path.dirname(rel)] + list(LAYERS[layer][1]) + list(SHARED_ROOTS) + list(OTHER_ROOTS)
     for root in roots:
-        cand = os.path.normpath(os.path.join(ROOT, root, inc))
-        if os.path.isfile(cand):
-            return os.path.relpath(cand, ROOT).replace(os.sep, "/")
+        cand = os.path.normpath(os.path.join(root, inc)).replace(os.sep, "/")
+        if not cand.startswith("../") and os.path.isfile(real_path(cand)):
+            return cand
     return None  # a system or third-party header
 
 
 def files_under(top):
-    for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+    where = real_path(top)
+    for dirpath, _, files in os.walk(where):
         for f in sorted(files):
             if f.endswith(SOURCES):
-                yield os.path.relpath(os.path.join(dirpath, f), ROOT).replace(os.sep, "/")
+                yield top + "/" + os.path.relpath(os.path.join(dirpath, f), where).replace(os.sep, "/")
 
 
 def layered_files():
@@ -131,7 +153,7 @@ def layered_files():
 
 
 def read(rel):
-    with open(os.path.join(ROOT, rel), encoding="utf-8") as fh:
+    with open(real_path(rel), encoding="utf-8") as fh:
         return fh.read()
 
 
@@ -288,7 +310,16 @@ def cuda_detail_calls():
 
 
 def main():
-    if sys.argv[1:] == ["--op-independent"]:
+    global GENERATED_DIR
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", help="the build folder whose generated/ is checked too")
+    parser.add_argument("--op-independent", action="store_true", help="print the op-independent runtime sources")
+    args = parser.parse_args()
+    if args.build:
+        GENERATED_DIR = os.path.join(os.path.abspath(args.build), "generated")
+        if not os.path.isdir(GENERATED_DIR):
+            sys.exit(f"check_layers: {GENERATED_DIR} does not exist (configure that build folder first)")
+    if args.op_independent:
         print("\n".join(op_independent_runtime()))
         return 0
     found = crossings()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kiln's op-coverage report and ratchet.
 
-Merges what the build declares and compiles (generated/coverage_declared.json) with what the
+Merges what the build declares and compiles (<build>/generated/coverage_declared.json) with what the
 last test run measured (the JSON lines the op-test driver appends to $KILN_COVERAGE_RESULTS)
 into coverage/coverage.json, coverage/COVERAGE.md and coverage/coverage.html.
 
@@ -229,7 +229,7 @@ def shown_path(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--declared", required=True, help="generated/coverage_declared.json")
+    ap.add_argument("--declared", required=True, help="<build>/generated/coverage_declared.json")
     ap.add_argument("--results", required=True, help="JSON lines from the last test run")
     ap.add_argument("--baseline", required=True, help="tests/coverage_baseline.json")
     ap.add_argument("--out", required=True, help="directory for coverage.json, COVERAGE.md, coverage.html")

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Regenerates tests/reference/<op>.json: PyTorch's results for every sample and declared dtype
-of every op in generated/op_samples.json, with the exact inputs used.
+of every op in <build>/generated/op_samples.json, with the exact inputs used.
 
 Run by Debian's /usr/bin/python3 with python3-torch (1.13): `tools/kiln refs`.
 Inputs are drawn by a seeded NumPy generator inside each argument's domain (integers rounded,
@@ -353,10 +353,12 @@ def write_reference(path, op, cases):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--samples", default=os.path.join(ROOT, "generated", "op_samples.json"))
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="the build folder whose generated/ to read")
+    ap.add_argument("--samples", help="op_samples.json (default: <build>/generated/op_samples.json)")
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "reference"))
     ap.add_argument("ops", nargs="*", help="only these ops (default: all, and stale files are removed)")
     args = ap.parse_args()
+    args.samples = args.samples or os.path.join(args.build, "generated", "op_samples.json")
     torch.set_num_threads(1)
     # oneDNN's CPU paths reject some broadcast shapes (gelu_backward); ATen's native kernels are the reference.
     torch.backends.mkldnn.enabled = False

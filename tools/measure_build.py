@@ -80,6 +80,7 @@ def timed(cmd, cwd):
 
 
 def copy_tree(dest):
+    # generated/: a tree from before it moved into the build folders
     ignore = shutil.ignore_patterns(".git", "build*", "generated", "coverage", "__pycache__")
     shutil.copytree(ROOT, dest, ignore=ignore)
 
@@ -264,7 +265,7 @@ def main():
             batches = [s for t, s in objects if "generated/src/cuda/pointwise_" in t and t.endswith(".cu.o")]
             ops = sum(
                 p.read_text().count("_elementwise(const ElementwiseArgs& args) {")
-                for p in (cuda_src / "generated" / "src" / "cuda").glob("pointwise_*.cu")
+                for p in (cuda_build / "generated" / "src" / "cuda").glob("pointwise_*.cu")
             )
             result["cuda_pointwise_ops"] = ops
             result["cuda_pointwise_files"] = len(batches)

@@ -12,14 +12,15 @@ std::atomic<const DeviceHooks*> g_hooks[kNumDeviceTypes];
 
 bool register_device_hooks(DeviceType type, const DeviceHooks* hooks) {
   KILN_CHECK(type != DeviceType::CPU, ValueError, "register_device_hooks", "type",
-             "the CPU has no hooks: the core computes there itself");
+             "the CPU's hooks are the CPU kernels' own (cpu::host_hooks)");
   KILN_CHECK(hooks != nullptr, ValueError, "register_device_hooks", "hooks", "a null table");
   g_hooks[int(type)].store(hooks, std::memory_order_release);
   return true;
 }
 
 const DeviceHooks& device_hooks(DeviceType type, const char* op) {
-  const DeviceHooks* hooks = type == DeviceType::CPU ? nullptr : g_hooks[int(type)].load(std::memory_order_acquire);
+  if (type == DeviceType::CPU) return cpu::host_hooks();
+  const DeviceHooks* hooks = g_hooks[int(type)].load(std::memory_order_acquire);
   KILN_CHECK(hooks != nullptr, DeviceError, op, "", "no ", device_type_name(type),
              " backend is linked into this program (kiln was built without it)");
   return *hooks;

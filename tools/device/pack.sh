@@ -16,7 +16,9 @@ for b in ${PACK_BINARIES:-tests/cuda/kiln_cuda_tests tests/backend_sweep/kiln_ba
   strip --strip-debug -o "/tmp/$n" "$build/$b"
   xz -T2 -6 -c "/tmp/$n" > "$out/$n.xz"
 done
-tar cJf "$out/op_samples.tar.xz" -C "$root/generated" op_samples coverage_declared.json  # the sweep reads both
+tar cJf "$out/op_samples.tar.xz" -C "$build/generated" op_samples coverage_declared.json  # the sweep reads both
+# where the binaries look for them (KILN_GENERATED_DIR, compiled in): run.sh unpacks them there
+echo "$build/generated" > "$out/generated_dir"
 # what the binaries link that the GPU machine may lack (Debian's OpenBLAS, oneDNN, their runtimes, cudart)
 libs=$(ldd "$build/tests/cuda/kiln_cuda_tests" | awk '/libgomp|libgfortran|libdnnl|libopenblas|libquadmath|libcudart/ {print $3}')
 tar cJhf "$out/libs.tar.xz" --transform 's|.*/||' $libs

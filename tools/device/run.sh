@@ -16,7 +16,8 @@ tarfile.open('libs.tar.xz', 'r:xz').extractall('.')
 PY
 chmod +x kiln_cuda_tests kiln_backend_sweep kiln_cuda_bench 2>/dev/null  # those packed
 if [ "$root" != /work/main ]; then mkdir -p /work; rm -rf /work/main; ln -s "$root" /work/main; fi
-mkdir -p "$root/generated" && tar xJf op_samples.tar.xz -C "$root/generated"
+gen="$(cat generated_dir)"  # the build's generated/ (pack.sh), which the binaries read
+mkdir -p "$gen" && tar xJf op_samples.tar.xz -C "$gen"
 cudnn=$(find /opt /usr/local /usr/lib -name 'libcudnn.so.9' 2>/dev/null | head -1)
 echo "cudnn: ${cudnn:-none}"
 export LD_LIBRARY_PATH="$d${cudnn:+:$(dirname "$cudnn")}:${LD_LIBRARY_PATH:-}"

@@ -5,7 +5,7 @@
 // random ops draw with. A backend registers one table for its device type when the program
 // starts (kernels/cuda/device_hooks.cpp), so the core never names a backend's function: it
 // asks device_hooks(type, op), which raises DeviceError naming the op when no backend for
-// that type is linked.
+// that type is linked. The CPU's table (kernels/cpu/device_hooks.cpp) is always linked.
 #include <cstdint>
 #include "kiln/device.h"
 #include "kiln/generator.h"
@@ -32,9 +32,15 @@ struct DeviceHooks {
   void (*randperm_fill)(TensorBase& t, Generator& gen) = nullptr;
 };
 
-// Installs `hooks` (a table with static storage duration) for `type`; CPU has none (the core
-// computes there itself). Returns true, so a backend can register from a static initializer.
+// Installs `hooks` (a table with static storage duration) for `type`, never the CPU (its table
+// is cpu::host_hooks()). Returns true, so a backend can register from a static initializer.
 bool register_device_hooks(DeviceType type, const DeviceHooks* hooks);
+
+namespace cpu {
+// The CPU's table, defined by the CPU kernels; named, not registered, so copy_ and fill_ work
+// in any static initializer, before the registrations have run.
+const DeviceHooks& host_hooks();
+}  // namespace cpu
 
 // The table of `type`'s backend. DeviceError naming `op` when none is linked (a build without
 // CUDA: no CUDA tensor can exist there, since its allocator refuses first).

@@ -12,7 +12,7 @@
 #include "kiln/op_support.h"
 #include "kiln/gen/composite.h"
 #include "kiln/random.h"
-#include "random_fill.h"
+#include "kiln/device_hooks.h"
 #include "kiln/gen/api/multinomial.h"
 
 namespace kiln::composite {
@@ -91,7 +91,7 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Ge
   const int64_t per_row = replacement ? num_samples : k;  // uniform draws a row uses
   Tensor uniforms = kiln::empty({rows * per_row}, TensorOptions(DType::Float64));
   auto* u = static_cast<double*>(uniforms.data_ptr());
-  random_detail::fill_uniform(u, rows * per_row, 0.0, 1.0, gen ? *gen : default_generator());
+  device_hooks(DeviceType::CPU, kOp).uniform_fill(uniforms, 0.0, 1.0, gen ? *gen : default_generator());
   const std::vector<int64_t> shape =
       self.dim() == 2 ? std::vector<int64_t>{rows, num_samples} : std::vector<int64_t>{num_samples};
   Tensor out = kiln::empty(shape, TensorOptions(DType::Int64));

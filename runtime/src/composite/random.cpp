@@ -1,9 +1,9 @@
 // The random ops of ops/random.yaml: creation (rand, randn, randint, randperm, bernoulli,
 // normal, *_like) and in-place fills (uniform_, normal_): argument checks, dtype dispatch,
-// devices and autograd around the CPU kernels of random_fill.h. Uniform, normal, randint and
-// bernoulli draws run on a device's tensors in place through its backend's hooks
-// (kiln/device_hooks.h), from the same Philox blocks (CUDA: kernels/cuda/random.cu); randperm
-// sorts the same keys there (kernels/cuda/randperm.cu).
+// devices and autograd around the backends' fills. Uniform, normal, randint and bernoulli draws
+// and randperm's sorted keys run on a device's tensors in place through its backend's hooks
+// (kiln/device_hooks.h), from the same Philox blocks on every device (kernels/cpu/random.cpp,
+// kernels/cuda/random.cu, kernels/cuda/randperm.cu).
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -17,7 +17,6 @@
 #include "kiln/random.h"
 #include "kiln/device_hooks.h"
 #include "factory_options.h"
-#include "random_fill.h"
 #include "kiln/gen/api/add.h"
 #include "kiln/gen/api/all.h"
 #include "kiln/gen/api/amax.h"
@@ -33,11 +32,6 @@
 
 namespace kiln::composite {
 namespace {
-
-using random_detail::fill_bernoulli;
-using random_detail::fill_normal;
-using random_detail::fill_randint;
-using random_detail::fill_uniform;
 
 Generator& resolve(Generator* gen) { return gen ? *gen : default_generator(); }
 
@@ -79,33 +73,10 @@ void check_holds(const char* op, DType dtype, int64_t lo, int64_t hi) {
 // Fills a contiguous CPU or CUDA tensor; complex tensors as 2n reals (normal: std / sqrt(2) per
 // part, so |z - mean| has variance std^2, and `mean` on both parts, as PyTorch).
 void uniform_contiguous(Tensor& t, double from, double to, Generator& gen) {
-  if (!t.is_cpu()) return device_hooks(t.device().type, "uniform_").uniform_fill(t, from, to, gen);
-  const int64_t n = t.numel();
-  void* p = t.data_ptr();
-  switch (t.dtype()) {
-    case DType::Float16: return fill_uniform(static_cast<Half*>(p), n, from, to, gen);
-    case DType::BFloat16: return fill_uniform(static_cast<BFloat16*>(p), n, from, to, gen);
-    case DType::Float32: return fill_uniform(static_cast<float*>(p), n, from, to, gen);
-    case DType::Float64: return fill_uniform(static_cast<double*>(p), n, from, to, gen);
-    case DType::Complex64: return fill_uniform(static_cast<float*>(p), 2 * n, from, to, gen);
-    case DType::Complex128: return fill_uniform(static_cast<double*>(p), 2 * n, from, to, gen);
-    default: KILN_FAIL(InternalError, "uniform_", "self", "dtype ", dtype_name(t.dtype()), " was not checked");
-  }
+  device_hooks(t.device().type, "uniform_").uniform_fill(t, from, to, gen);
 }
 void normal_contiguous(Tensor& t, double mean, double std, Generator& gen) {
-  if (!t.is_cpu()) return device_hooks(t.device().type, "normal_").normal_fill(t, mean, std, gen);
-  const int64_t n = t.numel();
-  void* p = t.data_ptr();
-  const double part_std = std / std::sqrt(2.0);
-  switch (t.dtype()) {
-    case DType::Float16: return fill_normal(static_cast<Half*>(p), n, mean, std, gen);
-    case DType::BFloat16: return fill_normal(static_cast<BFloat16*>(p), n, mean, std, gen);
-    case DType::Float32: return fill_normal(static_cast<float*>(p), n, mean, std, gen);
-    case DType::Float64: return fill_normal(static_cast<double*>(p), n, mean, std, gen);
-    case DType::Complex64: return fill_normal(static_cast<float*>(p), 2 * n, mean, part_std, gen);
-    case DType::Complex128: return fill_normal(static_cast<double*>(p), 2 * n, mean, part_std, gen);
-    default: KILN_FAIL(InternalError, "normal_", "self", "dtype ", dtype_name(t.dtype()), " was not checked");
-  }
+  device_hooks(t.device().type, "normal_").normal_fill(t, mean, std, gen);
 }
 
 // A new tensor filled by `fill`, on the requested device when the fill runs there, else filled
@@ -160,11 +131,7 @@ Tensor& fill_inplace(Tensor& self, const char* op, const char* node_name, const 
 
 // Integers uniform on [low, low + range) into a contiguous CPU or CUDA tensor of a real dtype.
 void randint_contiguous(Tensor& t, int64_t low, uint64_t range, Generator& gen) {
-  if (!t.is_cpu()) return device_hooks(t.device().type, "randint").randint_fill(t, low, range, gen);
-  visit_dtype(t.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    if constexpr (!is_complex_v<S>) fill_randint(static_cast<S*>(t.data_ptr()), t.numel(), low, range, gen);
-  });
+  device_hooks(t.device().type, "randint").randint_fill(t, low, range, gen);
 }
 
 // Every probability in [0, 1] (NaN is not). A CUDA tensor is checked on the device (one flag
@@ -247,37 +214,21 @@ Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions opts, Generator* g
   return composite::randint(0, high, sizes, opts, gen);
 }
 
-// Sorts indices by 64-bit random keys (PermKeyBlock), ties by index: deterministic, and what
-// the CUDA device's stable radix sort of the same keys gives (kernels/cuda/randperm.cu).
+// Indices sorted by 64-bit random keys (PermKeyBlock), ties by index: the same permutation on
+// every device.
 Tensor randperm(int64_t n, TensorOptions opts, Generator* gen) {
   if (!opts.dtype_given) opts.dtype = DType::Int64;  // torch.randperm's default
   KILN_CHECK(n >= 0, ValueError, "randperm", "n", "expected n >= 0, got ", n);
   KILN_CHECK(opts.dtype != DType::Bool, DTypeError, "randperm", "dtype", "expected an integer or floating dtype, got bool");
   check_holds("randperm", opts.dtype, 0, n > 0 ? n - 1 : 0);
-  if (!opts.device.is_cpu()) {
-    Tensor out = kiln::empty({n}, TensorOptions(opts.dtype, opts.device));
-    if (n > 0) device_hooks(opts.device.type, "randperm").randperm_fill(out, resolve(gen));
-    return out;
-  }
-  // kiln tensors rather than std::vectors: an n too large to hold is the allocator's
-  // kiln::Error naming the op, never std::length_error or std::bad_alloc
-  const TensorOptions words(DType::Int64);
-  Tensor key_buffer = kiln::empty({n}, words), perm_buffer = kiln::empty({n}, words);
-  auto* keys = static_cast<uint64_t*>(key_buffer.data_ptr());
-  auto* perm = static_cast<int64_t*>(perm_buffer.data_ptr());
-  random_detail::fill_blocks(keys, n, random_detail::PermKeyBlock{}, resolve(gen));
-  std::iota(perm, perm + n, int64_t(0));
-  std::sort(perm, perm + n, [&](int64_t a, int64_t b) { return keys[a] != keys[b] ? keys[a] < keys[b] : a < b; });
+  Generator& g = resolve(gen);
   const int64_t size[] = {n};
-  return create(IntArrayRef(size, 1), opts, [&](Tensor& t) {
-    visit_dtype(t.dtype(), [&](auto tag) {
-      using S = decltype(tag);
-      if constexpr (!is_complex_v<S>) {
-        S* p = static_cast<S*>(t.data_ptr());
-        for (int64_t i = 0; i < n; ++i) p[i] = S(perm[i]);
-      }
-    });
-  });
+  return create(
+      IntArrayRef(size, 1), opts,
+      [&](Tensor& t) {
+        if (n > 0) device_hooks(t.device().type, "randperm").randperm_fill(t, g);
+      },
+      true);
 }
 
 Tensor bernoulli(const Tensor& p, Generator* gen) {
@@ -289,16 +240,7 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
   Tensor probs = p.detach().contiguous();  // the draws are not differentiable
   Tensor out = kiln::empty(p.sizes(), TensorOptions(p.dtype(), p.device()));
   if (out.numel() == 0) return out;
-  if (!out.is_cpu()) {
-    device_hooks(out.device().type, "bernoulli").bernoulli_fill(out, probs, g);
-    return out;
-  }
-  visit_dtype(out.dtype(), [&](auto tag) {
-    using S = decltype(tag);
-    if constexpr (std::is_same_v<S, double> || std::is_same_v<S, float> || std::is_same_v<S, Half> ||
-                  std::is_same_v<S, BFloat16>)
-      fill_bernoulli(static_cast<S*>(out.data_ptr()), static_cast<const S*>(probs.data_ptr()), out.numel(), g);
-  });
+  device_hooks(out.device().type, "bernoulli").bernoulli_fill(out, probs, g);
   return out;
 }
 

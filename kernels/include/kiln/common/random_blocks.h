@@ -1,7 +1,7 @@
 #ifndef KILN_KERNELS_COMMON_RANDOM_BLOCKS_H_
 #define KILN_KERNELS_COMMON_RANDOM_BLOCKS_H_
 // What one Philox block (4 x 32 bits) turns into, for uniform, normal, randint and bernoulli
-// draws and randperm's keys: the CPU fill (runtime/src/random_fill.h) and the CUDA kernels
+// draws and randperm's keys: the CPU fill (kernels/cpu/random_fill.h) and the CUDA kernels
 // (kernels/cuda/random.cu, randperm.cu) draw the same words from the same block indices, so
 // `manual_seed(s); rand(...)` is bit-identical on both, and randn agrees to a few ulp (each
 // side's logf/sinf/cosf: the CPU's vectorized libmvec ones, CUDA's).

@@ -1,5 +1,5 @@
-#ifndef KILN_RUNTIME_INCLUDE_KILN_CPU_LOOPS_H_
-#define KILN_RUNTIME_INCLUDE_KILN_CPU_LOOPS_H_
+#ifndef KILN_KERNELS_INCLUDE_KILN_CPU_LOOPS_H_
+#define KILN_KERNELS_INCLUDE_KILN_CPU_LOOPS_H_
 // The CPU iteration layer: elementwise loops over coalesced operand geometry
 // (kiln/strided_geometry.h), a contiguous fast path the compiler vectorizes, transposed
 // operands tile by tile, OpenMP above the one grain (kiln/cpu/parallel.h). Pointwise ops,
@@ -77,7 +77,7 @@ inline constexpr int64_t kTileRows = 256;
 // The one tiling scheme for transposed operands: a grid of tile0 x tile1 tiles over dims 0 and 1
 // (dims 2.. are outer loops), split over the threads by the grain. fn(p, rows, cols) gets each
 // tile's operand pointers at its corner, `cols` elements along dim 0 by `rows` along dim 1. The
-// grid walk is compiled once (runtime/src/cpu_loops.cpp) and calls the tile body through a pointer: one
+// grid walk is compiled once (kernels/cpu/loops.cpp) and calls the tile body through a pointer: one
 // indirect call per tile of thousands of elements, against a copy of the walk per op and dtype.
 struct TileBody {
   const void* fn;
@@ -194,7 +194,7 @@ struct LoopBodies {
   void (*any)(const void* fn, char** p, const int64_t* strides, int64_t count);
 };
 // The walk over the operands of `g` (operand 0 the output; elem: their sizes), compiled once
-// (runtime/src/cpu_loops.cpp): dense operands in one run per thread, transposed ones tile by tile (staged
+// (kernels/cpu/loops.cpp): dense operands in one run per thread, transposed ones tile by tile (staged
 // into dense rows), the rest run by run along the innermost dim, split over the threads by the
 // one grain rule.
 void walk_strided(const StridedGeometry& g, int n, const size_t* elem, const LoopBodies& bodies);
@@ -240,4 +240,4 @@ struct LoopRunner {
 };
 
 }  // namespace kiln::cpu
-#endif  // KILN_RUNTIME_INCLUDE_KILN_CPU_LOOPS_H_
+#endif  // KILN_KERNELS_INCLUDE_KILN_CPU_LOOPS_H_

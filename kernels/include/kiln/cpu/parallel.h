@@ -1,5 +1,5 @@
-#ifndef KILN_RUNTIME_INCLUDE_KILN_CPU_PARALLEL_H_
-#define KILN_RUNTIME_INCLUDE_KILN_CPU_PARALLEL_H_
+#ifndef KILN_KERNELS_INCLUDE_KILN_CPU_PARALLEL_H_
+#define KILN_KERNELS_INCLUDE_KILN_CPU_PARALLEL_H_
 // Splitting a range across the OpenMP threads (the one pool kiln and OpenBLAS share).
 #include <omp.h>
 
@@ -56,4 +56,4 @@ void parallel_items(int64_t n, int64_t work_per_item, const Fn& fn) {
 }
 
 }  // namespace kiln::detail
-#endif  // KILN_RUNTIME_INCLUDE_KILN_CPU_PARALLEL_H_
+#endif  // KILN_KERNELS_INCLUDE_KILN_CPU_PARALLEL_H_

@@ -1,6 +1,6 @@
-#ifndef KILN_RUNTIME_INCLUDE_KILN_CPU_PHILOX_WORDS_H_
-#define KILN_RUNTIME_INCLUDE_KILN_CPU_PHILOX_WORDS_H_
-// Philox blocks drawn side by side on the CPU: the random fills (runtime/src/random_fill.h) and
+#ifndef KILN_KERNELS_INCLUDE_KILN_CPU_PHILOX_WORDS_H_
+#define KILN_KERNELS_INCLUDE_KILN_CPU_PHILOX_WORDS_H_
+// Philox blocks drawn side by side on the CPU: the random fills (kernels/cpu/random_fill.h) and
 // the fused attention's dropout (kernels/cpu/attention.cpp) read their words this way.
 #include <cstdint>
 #include "kiln/philox.h"
@@ -20,4 +20,4 @@ inline void philox_words(uint64_t seed, uint64_t first, int64_t nb, uint32_t (&w
 }
 
 }  // namespace kiln::cpu
-#endif  // KILN_RUNTIME_INCLUDE_KILN_CPU_PHILOX_WORDS_H_
+#endif  // KILN_KERNELS_INCLUDE_KILN_CPU_PHILOX_WORDS_H_

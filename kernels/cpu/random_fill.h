@@ -1,8 +1,8 @@
-#ifndef KILN_RUNTIME_SRC_RANDOM_FILL_H_
-#define KILN_RUNTIME_SRC_RANDOM_FILL_H_
+#ifndef KILN_KERNELS_CPU_RANDOM_FILL_H_
+#define KILN_KERNELS_CPU_RANDOM_FILL_H_
 // CPU kernels of the random ops: each reserves whole Philox blocks on a Generator and fills
 // a contiguous buffer in parallel. An element's value depends only on (seed, block index),
-// never on which thread computed it. (Internal to runtime/src.)
+// never on which thread computed it. (Internal to kernels/cpu: random.cpp.)
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -10,8 +10,8 @@
 #include "kiln/common/random_blocks.h"
 #include "kiln/cpu/parallel.h"
 #include "kiln/cpu/philox_words.h"
+#include "kiln/generator.h"
 #include "kiln/philox.h"
-#include "kiln/random.h"
 
 namespace kiln::random_detail {
 
@@ -111,4 +111,4 @@ void fill_bernoulli(S* out, const S* p, int64_t n, Generator& gen) {
 }
 
 }  // namespace kiln::random_detail
-#endif  // KILN_RUNTIME_SRC_RANDOM_FILL_H_
+#endif  // KILN_KERNELS_CPU_RANDOM_FILL_H_
