@@ -26,6 +26,9 @@ FORMATTED_CPP = [
     "runtime/include/kiln/device_hooks.h",
     "runtime/src/device_hooks.cpp",
     "kernels/cuda/device_hooks.cpp",
+    "runtime/include/kiln/backend_registry.h",
+    "runtime/src/backend_registry.cpp",
+    "tests/test_private_backend.cpp",
 ]
 CPP_SUFFIXES = (".h", ".cpp", ".cu", ".cuh")
 
