@@ -172,6 +172,11 @@ TEST_CASE("private backend: the renamed device parses, prints and moves tensors 
   CHECK(counts.copy == copies + 2);
   check_close(back, a);
   CHECK(has(on.str(), "device='kiln_test:0'"));
+  // factories allocate there and fill through the hooks
+  const Tensor z = zeros({2, 2}, TensorOptions(kFloat32, dev));
+  CHECK(z.device() == dev);
+  CHECK(z.to(kCPU).to_vector<float>() == std::vector<float>{0, 0, 0, 0});
+  CHECK(full({2}, 1.5, TensorOptions(kFloat32, dev)).to(kCPU).to_vector<float>() == std::vector<float>{1.5f, 1.5f});
   // a transposed (non-contiguous) device tensor comes back in order
   check_close(on.t().to(kCPU), a.t().contiguous());
 }
