@@ -143,6 +143,9 @@ TEST_CASE("device: parse and str") {
   CHECK(Device("cuda").str() == "cuda:0");
   CHECK(kCPU.str() == "cpu");
   CHECK(std::string(device_type_name(DeviceType::CUDA)) == "cuda");
+  // PyTorch's name for the out-of-tree slot parses whatever a backend renamed it to
+  CHECK(Device("privateuseone:1") == Device(DeviceType::PrivateUse1, 1));
+  CHECK(Device("privateuseone").is_privateuseone());
   CHECK_THROWS_AS(Device("gpu"), ValueError);
   CHECK_THROWS_AS(Device("cuda:"), ValueError);
   CHECK_THROWS_AS(Device("cuda:x"), ValueError);

@@ -31,6 +31,9 @@ FORMATTED_CPP = [
     "kernels/cpu/device_random.h",
     "kernels/cpu/copy.cpp",
     "kernels/cpu/random.cpp",
+    "runtime/include/kiln/backend_registry.h",
+    "runtime/src/backend_registry.cpp",
+    "tests/test_private_backend.cpp",
 ]
 CPP_SUFFIXES = (".h", ".cpp", ".cu", ".cuh")
 

@@ -198,6 +198,8 @@ Allocator* allocator_for_op(Device d, const char* op) {
   Allocator* a = registry_slot(d.type).load(std::memory_order_acquire);
   if (KILN_LIKELY(a)) return a;
   if (d.type == DeviceType::CPU) return cpu_allocator();  // the default unless a test registered another
+  KILN_CHECK(d.type == DeviceType::CUDA, DeviceError, op, "device", "no allocator for device ", d.str(),
+             ": no out-of-tree backend registered one (kiln/backend_registry.h)");
 #ifdef KILN_WITH_CUDA
   cuda::detail::check_device(d.index, op);  // no device, or cuda:N out of range: DeviceError naming op
   return cuda::detail::device_allocator();

@@ -33,6 +33,12 @@ const TensorBase& TensorBase::copy_(const TensorBase& src, bool non_blocking) co
   support::check_no_internal_overlap(op, "self", *this);
   bump_version();
   if (numel() == 0) return *this;
+  if (!is_cpu() && !src.is_cpu() && device().type != src.device().type) {
+    // Between two backends (cuda and an out-of-tree one): each hook knows only its device and the CPU.
+    TensorBase host = detail::empty_dense(src.sizes(), src.dtype());
+    host.copy_(src, non_blocking);
+    return copy_(host, non_blocking);
+  }
   // The backend of the device on either side moves the bytes (the CPU's: kernels/cpu/copy.cpp).
   device_hooks(is_cpu() ? src.device().type : device().type, op).copy(*this, src, non_blocking);
   return *this;

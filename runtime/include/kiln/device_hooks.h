@@ -32,8 +32,9 @@ struct DeviceHooks {
   void (*randperm_fill)(TensorBase& t, Generator& gen) = nullptr;
 };
 
-// Installs `hooks` (a table with static storage duration) for `type`, never the CPU (its table
-// is cpu::host_hooks()). Returns true, so a backend can register from a static initializer.
+// Installs a copy of `hooks` for `type`, never the CPU (its table is cpu::host_hooks()). `copy`
+// is required (ValueError otherwise); another null hook raises NotImplementedError naming its op
+// when called. Returns true, so a backend can register from a static initializer.
 bool register_device_hooks(DeviceType type, const DeviceHooks* hooks);
 
 namespace cpu {

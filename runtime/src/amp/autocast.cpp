@@ -10,8 +10,8 @@ namespace kiln {
 namespace {
 
 struct State {
-  bool enabled[kNumDeviceTypes] = {false, false};
-  DType dtype[kNumDeviceTypes] = {DType::BFloat16, DType::Float16};
+  bool enabled[kNumDeviceTypes] = {false, false, false};
+  DType dtype[kNumDeviceTypes] = {DType::BFloat16, DType::Float16, DType::Float16};
   bool cache_enabled = true;
   int nesting = 0;
   // Keyed by the leaf's impl; the entry holds the leaf too, so the address is not reused.
@@ -29,6 +29,10 @@ void sync_flags() {
 }
 
 void check_dtype(DeviceType device, DType dtype) {
+  // The op entries' casts key on kCpuOn/kCudaOn only: a region on another device would do nothing.
+  if (device == DeviceType::PrivateUse1)
+    throw NotImplementedError("autocast", "device_type",
+                              detail::cat("autocast is not supported on ", device_type_name(device)));
   if (device == DeviceType::CPU && dtype != DType::BFloat16)
     throw ValueError("autocast", "dtype", detail::cat("CPU autocast supports bfloat16 only, got ", dtype_name(dtype)));
   if (device == DeviceType::CUDA && dtype != DType::Float16 && dtype != DType::BFloat16)

@@ -1,6 +1,7 @@
 // The one missing-kernel error (each op's kernel table is constant-initialized in its generated
-// entry, generated/src/ops/<op>.cpp).
+// entry, generated/src/ops/<op>.cpp; out-of-tree backends add theirs at run time).
 #include <string>
+#include "kiln/backend_registry.h"
 #include "kiln/dispatch.h"
 #include "kiln/error.h"
 
@@ -14,6 +15,7 @@ void throw_missing_kernel(const char* op, Device device, Layout layout,
       if (have[d][l])
         list += std::string(list.empty() ? "" : ", ") + (l ? std::string(layout_name(Layout(l))) + " " : "") +
                 device_type_name(DeviceType(d));
+  for (const std::string& key : registered_kernel_keys(op)) list += (list.empty() ? "" : ", ") + key;
   if (list.empty()) list = "none";
   if (layout == Layout::Strided)
     KILN_FAIL(NotImplementedError, op, "", "no ", device_type_name(device.type), " kernel (", device.str(),
