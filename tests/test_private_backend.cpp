@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 #include "kiln/backend_registry.h"
 #include "kiln/core.h"
@@ -19,6 +20,7 @@
 #include "kiln/gen/api/sub.h"
 #include "kiln/gen/api/sum.h"
 #include "kiln/gen/api/uniform_.h"
+#include "kiln/gen/op_kernels.h"
 #include "kiln/meta/matmul.h"
 #include "kiln/meta/reduction.h"
 #include "kiln/pointwise.h"
@@ -123,15 +125,20 @@ void mm_kernel(const meta::MatmulPlan&, const TensorBase& out, const TensorBase&
 // A kernel of the wrong type for any pointwise op.
 void wrong_kernel(const meta::MatmulPlan&, const TensorBase&, const TensorBase&, const TensorBase&) {}
 
+// The ops' tags type a registration at compile time: the right kernel converts, a wrong one not.
+static_assert(std::is_same_v<op_kernels::mm::Kernel, decltype(&mm_kernel)>);
+static_assert(!std::is_convertible_v<decltype(&wrong_kernel), op_kernels::add_Tensor::Kernel>);
+
 Device use_backend() {
   static const bool registered = [] {
     rename_privateuse1_backend("kiln_test");
     static HostAllocator allocator;
     register_allocator(DeviceType::PrivateUse1, &allocator);
     register_device_hooks(DeviceType::PrivateUse1, &kHooks);
-    register_kernel("add.Tensor", DeviceType::PrivateUse1, &add_kernel);
-    register_kernel("sum.dim_IntList", DeviceType::PrivateUse1, &sum_kernel);
-    register_kernel("mm", DeviceType::PrivateUse1, &mm_kernel);
+    // typed by the ops' tags (kiln/gen/op_kernels.h): a wrong kernel type does not compile
+    register_kernel<op_kernels::add_Tensor>(DeviceType::PrivateUse1, &add_kernel);
+    register_kernel<op_kernels::sum_dim_IntList>(DeviceType::PrivateUse1, &sum_kernel);
+    register_kernel("mm", DeviceType::PrivateUse1, &mm_kernel);  // by name: checked at run time
     return true;
   }();
   (void)registered;

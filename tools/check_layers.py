@@ -180,7 +180,7 @@ REGISTRY_WIDE = {
     "generated/src/cuda/cuda_elementwise.h",
 } | {
     f"generated/include/kiln/gen/{h}"
-    for h in ("ops.h", "factories.h", "tensor_methods.h", "tensor_methods_inl.h", "composite.h")
+    for h in ("ops.h", "factories.h", "tensor_methods.h", "tensor_methods_inl.h", "composite.h", "op_kernels.h")
 }
 # Kernel-layer files that list every op by design.
 LISTS_EVERY_OP = {"generated/src/cuda/pointwise_entries.cpp", "generated/src/cuda/cuda_elementwise.h"}

@@ -316,6 +316,13 @@ def render(registry, out_dir, sources=None):
                 ),
             )
     w.write(f"{inc}/composite.h", env.get_template("composite.h.j2").render(ops=views))
+    tabled = [v for v in views if v.op.kind == "pointwise" or v.op.structured]  # the ops with a kernel table
+    w.write(
+        f"{inc}/op_kernels.h",
+        env.get_template("op_kernels.h.j2").render(
+            ops=tabled, meta_headers=sorted({v.meta_header for v in tabled if v.op.structured})
+        ),
+    )
     # One list per CMake target: the core (the entries of composite ops, the registry), the op
     # entries over TensorBase (each with its own kernel table), the CPU and the CUDA kernels.
     core_sources = []

@@ -38,6 +38,19 @@ void register_kernel(std::string_view op, DeviceType type, Fn fn) {
   register_kernel(op, type, Layout::Strided, fn);
 }
 
+// The same with the op's tag from kiln/gen/op_kernels.h: `fn`'s type is checked at compile time
+// (register_kernel<op_kernels::mm>(DeviceType::PrivateUse1, &my_mm)), and a composite op, which
+// has no kernel table to serve, has no tag.
+template <typename Op>
+void register_kernel(DeviceType type, Layout layout, typename Op::Kernel fn) {
+  detail::register_erased_kernel(Op::kName, type, layout, reinterpret_cast<detail::ErasedKernel>(fn),
+                                 typeid(typename Op::Kernel));
+}
+template <typename Op>
+void register_kernel(DeviceType type, typename Op::Kernel fn) {
+  register_kernel<Op>(type, Layout::Strided, fn);
+}
+
 // "privateuseone" (or its new name), with " sparse_coo" etc. for other layouts, for each
 // run-time kernel of `op`: what the missing-kernel error lists besides the compiled-in tables.
 std::vector<std::string> registered_kernel_keys(std::string_view op);
