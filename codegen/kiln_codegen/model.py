@@ -70,7 +70,6 @@ FAMILIES = [
     "optim",
 ]
 PROMOTIONS = ["default", "int_to_float", "bool_result", "complex_to_real", "self"]
-KINDS = ["pointwise", "kernel", "composite"]
 NOT_IMPLEMENTED = "not_implemented"  # `derivatives: not_implemented` (see Op.derivative_not_implemented)
 VARIANTS = ["function", "method", "inplace", "out"]
 OP_KEYS = {
@@ -994,7 +993,10 @@ def _parse_op(raw, groups, ctx, errors):
     engine = engines_mod.parse_engine(raw, sig, ctx.engines, errors)
     if engine is not None and kind != "kernel":
         errors.append(
-            RegistryError(raw.line_of("engine"), f"{sig.full_name}: engine: beside {kind}: names a second way")
+            RegistryError(
+                raw.line_of("engine"),
+                f"{sig.full_name}: an engine op has no {kind}: key (its kernels are the engine's)",
+            )
         )
     op = _parse_dtypes(raw, sig, kind, body, groups, errors, ctx.engines.get(engine.engine) if engine else None)
     op = replace(op, engine=engine)
