@@ -38,6 +38,20 @@ struct Prod {
   KILN_HOST_DEVICE static Acc value(Acc a) { return a; }
 };
 
+// A running sum that counts NaN as zero, as NumPy's and JAX's nancumsum (integers have none).
+template <typename T>
+struct NanSum {
+  static constexpr bool kDefined = !std::is_same_v<T, bool>;
+  using Acc = opmath_t<T>;
+  KILN_HOST_DEVICE static Acc identity() { return Acc(0); }
+  KILN_HOST_DEVICE static Acc load(T x, int64_t) {
+    const Acc a = Acc(x);  // tested as Acc: float for float16 and bfloat16
+    return math::isnan(a) ? Acc(0) : a;
+  }
+  KILN_HOST_DEVICE static Acc combine(Acc a, Acc b) { return a + b; }
+  KILN_HOST_DEVICE static Acc value(Acc a) { return a; }
+};
+
 // log(exp(a) + exp(b)) without overflow, as PyTorch's logcumsumexp: NaN propagates, and two
 // equal infinities give themselves (inf - inf would be NaN).
 template <typename T>
