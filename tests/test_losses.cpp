@@ -12,6 +12,8 @@
 #include "support/test_helpers.h"
 #include "kiln/gen/api/binary_cross_entropy.h"
 #include "kiln/gen/api/binary_cross_entropy_with_logits.h"
+#include "kiln/gen/api/cat.h"
+#include "kiln/gen/api/cdist.h"
 #include "kiln/gen/api/cosine_embedding_loss.h"
 #include "kiln/gen/api/cosine_similarity.h"
 #include "kiln/gen/api/cross_entropy.h"
@@ -25,11 +27,14 @@
 #include "kiln/gen/api/log_softmax.h"
 #include "kiln/gen/api/margin_ranking_loss.h"
 #include "kiln/gen/api/multilabel_margin_loss.h"
+#include "kiln/gen/api/narrow.h"
 #include "kiln/gen/api/nll_loss2d.h"
 #include "kiln/gen/api/pairwise_distance.h"
 #include "kiln/gen/api/poisson_nll_loss.h"
 #include "kiln/gen/api/smooth_l1_loss.h"
 #include "kiln/gen/api/soft_margin_loss.h"
+#include "kiln/gen/api/sum.h"
+#include "kiln/gen/api/t.h"
 #include "kiln/gen/api/triplet_margin_loss.h"
 
 using namespace kiln;
@@ -293,4 +298,36 @@ TEST_CASE("ctc_loss: values, infeasible targets, zero_infinity, gradient through
             }),
             "'targets'"));
   CHECK(has(error_text<ValueError>([&] { ctc_loss(lp, targets, il, tl, 0, 5); }), "'reduction'"));
+}
+
+TEST_CASE("cdist: p = inf, compute modes, and no NaN gradient where rows coincide") {
+  Tensor x1 = f64({0, 0, 1, 2, 3, -1}, {3, 2}), x2 = f64({1, 1, -2, 0.5}, {2, 2});
+  // max |difference| (PyTorch 1.13: [[1, 2], [1, 3], [2, 5]])
+  expect_values(cdist(x1, x2, INFINITY), {3, 2}, {1, 2, 1, 3, 2, 5});
+  // 30 rows: the matrix product's distances; compute_mode 2 (never the product) agrees
+  Tensor many = cat(std::vector<Tensor>(10, x1), 0);
+  Tensor by_product = cdist(many, x2), by_norm = cdist(many, x2, 2.0, 2);
+  CHECK(values_of(by_product).size() == 60);
+  expect_values(by_product, {30, 2}, values_of(by_norm), 1e-12);
+  // distances of coincident rows are 0 with gradient 0, by both routes (PyTorch 1.13's values)
+  for (int64_t mode : {0, 1}) {
+    Tensor x = many.clone().requires_grad_();
+    kiln::sum(cdist(x, many, 2.0, mode)).backward();
+    expect_values(x.grad().narrow(0, 0, 3), {3, 2},
+                  {-13.959002, -5.7820042, -1.0748723, 17.264772, 15.033875, -11.482768}, 1e-5);
+  }
+}
+
+TEST_CASE("cdist: PyTorch's errors, naming the argument") {
+  Tensor x = f64({1, 2, 3, 4, 5, 6}, {3, 2});
+  CHECK(has(error_text<ShapeError>([&] { cdist(f64({1, 2}, {2}), x); }),
+            "cdist only supports at least 2D tensors, X1 got: 1D"));
+  CHECK(has(error_text<ShapeError>([&] { cdist(x, x.t()); }),
+            "argument 'x2': X1 and X2 must have the same number of columns. X1: 2 X2: 3"));
+  CHECK(has(error_text<ValueError>([&] { cdist(x, x, -1.0); }), "cdist only supports non-negative p values"));
+  CHECK(has(error_text<ValueError>([&] { cdist(x, x, 2.0, 3); }), "possible modes: 0, 1, 2, but was: 3"));
+  CHECK(has(error_text<DTypeError>([&] { cdist(x, x.to(kFloat32)); }), "argument 'x2'"));
+  CHECK_THROWS_AS(cdist(x.to(kInt64), x.to(kInt64)), DTypeError);
+  CHECK(cdist(zeros({0, 2}), x.to(kFloat32)).sizes().vec() == std::vector<int64_t>{0, 3});
+  expect_values(cdist(zeros({2, 0}), zeros({3, 0})), {2, 3}, {0, 0, 0, 0, 0, 0});
 }

@@ -13,6 +13,7 @@
 #include "kiln/gen/api/cumprod.h"
 #include "kiln/gen/api/cumsum.h"
 #include "kiln/gen/api/logcumsumexp.h"
+#include "kiln/gen/api/nancumsum.h"
 #include "kiln/gen/api/sum.h"
 
 using namespace kiln;
@@ -31,6 +32,29 @@ TEST_CASE("cumprod: the gradient is exact where a slice holds zeros") {
   expect_values(y, {3, 5}, {2, 0, 0, 0, 0, 1, 2, 6, 24, 120, 0, 0, 0, 0, 0});
   y.backward(from_vector<double>({1, 2, 3, 4, 5, 1, -1, 1, -1, 1, 0.5, 1, 1.5, 2, 2.5}, {3, 5}));
   expect_values(x.grad(), {3, 5}, {1, 22, 0, 0, 0, 101, 50, 34, 24, 24, 76.5, 0, 0, 0, 0}, 1e-12);
+}
+
+TEST_CASE("nancumsum: NaN counts as zero anywhere in a row, integers as cumsum, dtype= widens") {
+  Tensor x = from_vector<double>({1, kNaN, 2, kNaN, 3}, {5}).requires_grad_();
+  Tensor y = nancumsum(x, 0);
+  expect_values(y, {5}, {1, 1, 3, 3, 6});
+  // the gradient is cumsum's (a running sum from the end) where x is a number, 0 where NaN
+  y.backward(ones({5}, TensorOptions(kFloat64)));
+  expect_values(x.grad(), {5}, {5, 0, 3, 0, 1});
+
+  // a long row (the CPU scan's blocks) with NaN at every 7th place: the count of the others
+  std::vector<float> row(1000, 1.0f);
+  for (size_t i = 0; i < row.size(); i += 7) row[i] = NAN;
+  Tensor long_row = from_vector<float>(row, {1000});
+  CHECK(nancumsum(long_row, 0).to_vector<float>().back() == 1000.0f - 143.0f);
+
+  Tensor i = from_vector<int32_t>({4, -1, 7}, {3});
+  Tensor yi = nancumsum(i, 0);
+  CHECK(yi.dtype() == kInt64);  // integers accumulate in int64, as cumsum
+  expect_values(yi, {3}, {4, 3, 10});
+  Tensor wide = nancumsum(from_vector<float>({0.5f, NAN}, {2}), 0, kFloat64);
+  CHECK(wide.dtype() == kFloat64);
+  expect_values(wide, {2}, {0.5, 0.5});
 }
 
 TEST_CASE("logcumsumexp: infinities and NaN as PyTorch, no overflow") {

@@ -7,6 +7,7 @@
 #include "kiln/gen/api/block_diag.h"
 #include "kiln/gen/api/broadcast_tensors.h"
 #include "kiln/gen/api/cartesian_prod.h"
+#include "kiln/gen/api/channel_shuffle.h"
 #include "kiln/gen/api/clamp.h"
 #include "kiln/gen/api/diag.h"
 #include "kiln/gen/api/diag_embed.h"
@@ -23,6 +24,7 @@
 #include "kiln/gen/api/tensor_split.h"
 #include "kiln/gen/api/tile.h"
 #include "kiln/gen/api/trace.h"
+#include "kiln/gen/api/transpose.h"
 #include "kiln/gen/api/tril.h"
 #include "kiln/gen/api/triu.h"
 
@@ -209,4 +211,33 @@ TEST_CASE("shape build: diff, clamp with Tensor bounds and one_hot") {
   CHECK(has(error_text<ValueError>([&] { one_hot(idx, 2); }), "smaller than num_classes"));
   CHECK(has(error_text<ValueError>([&] { one_hot(idx.neg()); }), "must be non-negative"));
   CHECK(has(error_text<ValueError>([] { one_hot(zeros({0}, kInt64)); }), "Can not infer"));
+}
+
+TEST_CASE("channel_shuffle: channel i * groups + j is input channel j * (C / groups) + i, on any layout") {
+  // [1, 6, 2] holding 10 * channel + position; groups 3: channels 0 2 4 1 3 5
+  std::vector<double> v;
+  for (int c = 0; c < 6; ++c)
+    for (int s = 0; s < 2; ++s) v.push_back(10 * c + s);
+  Tensor x = from_vector<double>(v, {1, 6, 2});
+  expect_values(channel_shuffle(x, 3), {1, 6, 2}, {0, 1, 20, 21, 40, 41, 10, 11, 30, 31, 50, 51});
+  // a non-contiguous input (the same values, stored transposed) gives the same result
+  Tensor t = x.transpose(1, 2).contiguous().transpose(1, 2);
+  CHECK_FALSE(t.is_contiguous());
+  expect_values(channel_shuffle(t, 3), {1, 6, 2}, {0, 1, 20, 21, 40, 41, 10, 11, 30, 31, 50, 51});
+  // groups and C / groups undo each other, which is the gradient
+  Tensor w = x.clone().requires_grad_();
+  Tensor y = channel_shuffle(w, 2);
+  CHECK(same_values(channel_shuffle(y.detach(), 3), x));
+  y.backward(x);
+  CHECK(same_values(w.grad(), channel_shuffle(x, 3)));
+  CHECK(channel_shuffle(zeros({0, 4, 3}), 2).sizes().vec() == std::vector<int64_t>{0, 4, 3});
+}
+
+TEST_CASE("channel_shuffle: PyTorch's errors, naming the argument") {
+  CHECK(has(error_text<ShapeError>([] { channel_shuffle(zeros({2, 6}), 3); }),
+            "channel_shuffle expects input with > 2 dims, but got input with sizes [2, 6]"));
+  CHECK(has(error_text<ValueError>([] { channel_shuffle(zeros({2, 6, 2}), 0); }),
+            "argument 'groups': Number of groups to divide channels in must be positive. Value of groups: 0"));
+  CHECK(has(error_text<ValueError>([] { channel_shuffle(zeros({2, 5, 2}), 2); }),
+            "Number of channels must be divisible by groups. Got 5 channels and 2 groups."));
 }
