@@ -7,9 +7,9 @@ import zlib
 import jinja2
 
 from . import cpp
-from .model import FLOATING, normalized_samples
-from . import views
-from .views import OpView
+from .model import normalized_samples
+from .view_autograd import jvp_mode
+from .views import build_views
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 # Marks where a composite body copied from ops/*.yaml ends; Writer.write turns it into a `#line`
@@ -25,7 +25,7 @@ def _env():
         cache = jinja2.FileSystemBytecodeCache()
     except (OSError, RuntimeError):
         cache = None
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         trim_blocks=True,
         lstrip_blocks=False,
@@ -33,122 +33,8 @@ def _env():
         undefined=jinja2.StrictUndefined,
         bytecode_cache=cache,
     )
-
-
-def _enrich(v, views_by_name, sources):
-    op, sig = v.op, v.sig
-    v.input_ptrs = ", ".join(f"&{a.name}" for a in v.tensors)
-    v.signature_literal = cpp.cpp_string(f"{op.full_name}{str_args(sig)}")
-    v.doc_literal = cpp.cpp_string(op.doc)
-    if op.is_function:
-        v.forward_call = f"composite::{op.body}({v.args})"
-    else:
-        v.forward_call = ""
-    v.view_replay = _view_replay(v) if op.is_view else ""
-    if op.kind == "composite" and not op.is_function:
-        body = "\n".join("  " + line if line.strip() else "" for line in op.body.splitlines())
-        if sources:  # the compiler reports errors in the body at their registry lines
-            _, path, line = sources.locate(op.body_line)
-            body = f'#line {line} "{path}"\n{body}\n{LINE_RESTORE}'
-        v.composite_body = body
-    # Scalar-operand overloads of binary pointwise ops (add(t, 2.0), t.add(2.0), t.add_(2.0)).
-    v.scalar_clash = False
-    if op.kind == "pointwise" and v.scalar_overload:
-        for other in views_by_name.get(op.name, []):
-            if other is v:
-                continue
-            args = other.sig.arguments
-            if len(args) >= 2 and args[1].type.base == "Scalar":
-                v.scalar_clash = True
-        rest = sig.arguments[2:]
-        rest_decl = ", ".join(
-            f"{cpp.param_type(a.type)} {a.name}" + (f" = {cpp.default_value(a)}" if a.default else "") for a in rest
-        )
-        rest_def = ", ".join(f"{cpp.param_type(a.type)} {a.name}" for a in rest)
-        first, second = sig.arguments[0], sig.arguments[1]
-        v.scalar_params_decl = f"const Tensor& {first.name}, const Scalar& {second.name}" + (
-            f", {rest_decl}" if rest_decl else ""
-        )
-        v.scalar_call_args = f"{first.name}, wrapped_scalar({second.name})" + "".join(f", {a.name}" for a in rest)
-        v.scalar_method_params_decl = f"const Scalar& {second.name}" + (f", {rest_decl}" if rest_decl else "")
-        v.scalar_method_params_def = f"const Scalar& {second.name}" + (f", {rest_def}" if rest_def else "")
-        v.scalar_rest_args = ", ".join(a.name for a in rest)
-        rest_base = ", ".join(
-            f"{cpp.param_type(a.type, True)} {a.name}" + (f" = {cpp.default_value(a, True)}" if a.default else "")
-            for a in rest
-        )
-        v.base_scalar_params_decl = f"const TensorBase& {first.name}, const Scalar& {second.name}" + (
-            f", {rest_base}" if rest_base else ""
-        )
-        v.base_scalar_call_args = f"{first.name}, scalar_operand({second.name})" + "".join(f", {a.name}" for a in rest)
-
-
-# A call in a derivative formula: an identifier and "(", not a method (.f) or qualified (x::f).
-FORMULA_CALL = re.compile(r"(?<![\w.:])([A-Za-z_]\w*)\s*\(")
-
-
-def _view_replay(v):
-    """A view op's ViewReplay: the op again on another tensor, its other arguments kept by value
-    (an int[] as a DimVector), so autograd can make the view from its base after an in-place op."""
-    captures, args = [], []
-    for a in v.sig.arguments[1:]:
-        stored, param = cpp.stored_type(a.type), cpp.param_type(a.type)
-        captures.append(a.name if stored == param else f"{a.name} = {stored}({a.name})")
-        args.append(a.name)
-    call = ", ".join(["Tensor(b)"] + args)
-    return f"[{', '.join(captures)}](const TensorBase& b) -> TensorBase {{ return kiln::{v.name}({call}); }}"
-
-
-def _entries_over_base(views):
-    """Which ops get kiln::_ops entries over TensorBase (kiln/gen/ops/<name>.h), and which op
-    entries are written over TensorBase, so that they include no op's declaration but those of
-    the ops their formulas call and are not recompiled when another op is added.
-
-    A composite's function variant gets an adapter (its entry stays over Tensor) when it takes
-    no mutable or list arguments. A pointwise or (non-factory) structured kernel op is written
-    over TensorBase unless it takes or returns lists, or a formula calls an op without entries."""
-    names = {v.name for v in views}
-    for v in views:
-        calls = set()
-        for f in v.op.derivatives.values():
-            calls |= {m for m in FORMULA_CALL.findall(f) if m in names}
-        if (
-            v.differentiable
-            and "inplace" in v.op.variants
-            and any(s.kind == "tensor" and s.name == "self" for s in v.saved_inputs)
-        ):
-            calls.add("clone")  # in place, self's old value is saved as _ops::clone(self)
-        if v.op.jvp and v.op.jvp != "linear":
-            calls |= {m for m in FORMULA_CALL.findall(v.op.jvp) if m in names}
-        if v.jvp_conj:
-            calls.add("conj")  # conj(formula[grad := conj(t)])
-        if v.jvp_reads_self and "inplace" in v.op.variants:
-            calls.add("clone")  # self's value before an in-place op, for its jvp
-        v.formula_ops = sorted(calls)
-        v.adapter = (
-            v.op.kind == "composite"
-            and not v.has_list
-            and "function" in v.op.variants
-            and not any(a.type.mutable for a in v.sig.arguments if a.type.base == "Tensor")
-            and not (v.sig.returns and v.sig.returns[0].type.mutable)
-        )
-        # (a kernel op served by its composite on some backend calls it with Tensors)
-        v.over_base = (
-            (v.op.kind == "pointwise" or v.op.structured)
-            and not v.options_group
-            and not v.has_list
-            and not v.op.composite_route
-        )
-        v.adapter_args = ", ".join(
-            f"Tensor({name})" if ty == "const Tensor&" else name for name, ty, _ in cpp.cpp_arguments(v.sig)
-        )
-    while True:  # drop ops whose formulas call an op without entries, until nothing changes
-        with_entries = {v.name for v in views if v.over_base or v.adapter}
-        dropped = [v for v in views if v.over_base and not set(v.formula_ops) <= with_entries]
-        if not dropped:
-            return with_entries
-        for v in dropped:
-            v.over_base = False
+    env.globals["LINE_RESTORE"] = LINE_RESTORE
+    return env
 
 
 def str_args(sig):
@@ -256,13 +142,8 @@ def render(registry, out_dir, sources=None):
     """sources (loader.Sources): the registry files that `#line` directives in composite bodies name."""
     env = _env()
     missing = registry.missing
-    views = [OpView(op, registry, missing) for op in registry.ops]
-    by_name = {}
-    for v in views:
-        by_name.setdefault(v.name, []).append(v)
-    for v in views:
-        _enrich(v, by_name, sources)
-    with_entries = _entries_over_base(views)
+    built = build_views(registry, sources)
+    views, by_name, with_entries = built.all, built.by_name, built.with_entries
     w = Writer(out_dir)
     inc = "include/kiln/gen"
     entry_tpl = env.get_template("op_entries.h.j2")
@@ -515,7 +396,7 @@ def samples_doc(registry):
                 "dtypes": op.dtypes,
                 "differentiable_inputs": differentiable_inputs(op) if is_grad_tested(op) else [],
                 "gradgrad": op.gradgrad,
-                "jvp": views.jvp_mode(op),
+                "jvp": jvp_mode(op),
                 "special_values": op.special_values,
                 "variants": op.variants,
                 "factory": op.is_factory,
@@ -561,7 +442,7 @@ def declared_doc(registry, missing):
                 "doc": op.doc,
                 "kind": op.kind,
                 "differentiable": is_grad_tested(op),
-                "jvp": views.jvp_mode(op),
+                "jvp": jvp_mode(op),
                 "backends": backends,
                 "autocast": dict(op.autocast),
             }
