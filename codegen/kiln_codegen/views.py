@@ -84,7 +84,14 @@ class OpView(Frozen):
         assert set(parts) == set(PARTS), sorted(parts)
         for name in PARTS:
             setattr(self, name, parts[name])
-        self._parts = tuple(p for p in (parts[n] for n in PARTS) if p is not None)
+        # which part holds each fact a template may read as v.<name> (attributes and properties)
+        index = {}
+        for p in (parts[n] for n in PARTS):
+            if p is not None:
+                names = [k for k in vars(p) if not k.startswith("_")]
+                names += [k for k, a in vars(type(p)).items() if isinstance(a, property)]
+                index.update((k, p) for k in names)
+        self._index = index
         self.op = op
         self.sig = op.sig
         self.cname = op.cname
@@ -137,12 +144,10 @@ class OpView(Frozen):
 
     def __getattr__(self, name):
         """An attribute of one of its parts (called only when the view has none of that name)."""
-        for part in self.__dict__.get("_parts", ()):
-            try:
-                return getattr(part, name)
-            except AttributeError:
-                pass
-        raise AttributeError(f"OpView has no attribute {name!r}")
+        part = self.__dict__.get("_index", {}).get(name)
+        if part is None:
+            raise AttributeError(f"OpView has no attribute {name!r}")
+        return getattr(part, name)
 
     # ---- autocast (kiln/autocast.h) ----
     def _autocast(self):
