@@ -188,17 +188,6 @@ class Autograd(Frozen):
         self.grad_inputs = grads
         # one allocation for the edge list when its length is known up front
         self.edge_reserve = len(grads) if len(grads) > 1 and not lists_before else 0
-        self.record_inputs = ", ".join(f"&{a.name}" for a in self.diff_inputs if not a.type.is_list)
-        self.record_lists = [a.name for a in self.diff_inputs if a.type.is_list]
-
-    @property
-    def record_condition(self):
-        parts = []
-        if self.record_inputs:
-            parts.append(f"autograd::any_requires_grad({{{self.record_inputs}}})")
-        for l in self.record_lists:
-            parts.append(f"autograd::any_requires_grad({l})")
-        return " || ".join(parts) if parts else "false"
 
 
 class ForwardAD(Frozen):
@@ -264,11 +253,3 @@ class ForwardAD(Frozen):
                     self.jvp_locals.append(f"const auto& {r} = std::get<{i}>(result);")
             for alias, output in ag.result_aliases:
                 self.jvp_locals.append(f"const auto& {alias} = {output};")
-
-    @property
-    def jvp_condition(self):
-        parts = []
-        if self.jvp_tangents:
-            parts.append("autograd::forward_ad::any_dual({" + ", ".join(f"&{n}" for n in self.jvp_tangents) + "})")
-        parts += [f"autograd::forward_ad::any_dual({l})" for l in self.jvp_lists]
-        return " || ".join(parts) if parts else "false"

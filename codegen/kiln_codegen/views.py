@@ -123,7 +123,7 @@ class OpView(Frozen):
         self.options_group = cpp.options_start(op.sig) is not None
         self.out_names = [r["name"] for r in self.results] if op.structured else ["out"]
         # a composite's out=: the Tensor inputs out may not require grad with, nor share storage with
-        self.out_inputs = ", ".join(f"&{a.name}" for a in op.tensor_args if not a.type.optional)
+        self.out_tensors = [a for a in op.tensor_args if not a.type.optional]
         self.autocast = self._autocast()
         # a view op's ViewReplay (cpp_macros.j2 view_replay): per argument after the first, the
         # type it is kept as by value where that differs from its parameter's (an int[] as a DimVector)
