@@ -1,5 +1,6 @@
 """C++ spellings of schema types, defaults and declarations."""
 import re
+from typing import NamedTuple, Optional
 
 from .signature import Type
 
@@ -218,3 +219,22 @@ def json_to_value(v):
     if isinstance(v, list):
         return "Value(std::vector<int64_t>{" + ", ".join(str(int(x)) for x in v) + "})"
     raise ValueError(v)
+
+
+class Param(NamedTuple):
+    """One schema argument's C++ parameter, over Tensor and over TensorBase (default: None
+    when it has none)."""
+
+    name: str
+    type: str
+    default: Optional[str]
+    base_type: str
+    base_default: Optional[str]
+
+
+def param_list(args):
+    """A Param per schema argument (no options group: pointwise ops' scalar overloads)."""
+    return [
+        Param(a.name, param_type(a.type), default_value(a), param_type(a.type, True), default_value(a, True))
+        for a in args
+    ]
