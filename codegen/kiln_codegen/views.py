@@ -163,7 +163,7 @@ def out_dtype(op, compute):
 
 
 class OpView:
-    def __init__(self, op, registry, missing):
+    def __init__(self, op, registry):
         self.op = op
         self.sig = op.sig
         self.cname = op.cname
@@ -176,7 +176,6 @@ class OpView:
         self.args = cpp.arg_names(op.sig)
         self.mask = dtype_mask(op.dtypes)
         self.dtype_list = ", ".join(op.dtypes)
-        self.missing = op in missing
         # the table's layout columns: strided, and the sparse ones up to the last that dispatch names
         used = [dispatch_keys.LAYOUTS.index(t.layout) for t in op.dispatch]
         self.layouts = dispatch_keys.LAYOUTS[: max(used, default=0) + 1]
