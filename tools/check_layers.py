@@ -8,7 +8,7 @@ kiln's layers (CMakeLists.txt builds one target per layer with exactly these inc
   cpu_sdk     kernels/include/kiln/cpu: the CPU loops and thread splitting the CPU kernels build on
   headers     runtime/include (less the leaves), generated/include: the public API and the
               kernel-facing API (kiln/meta, kiln/cuda), generated declarations
-  core        runtime/src, generated/src/{ops,registry,missing}
+  core        runtime/src, generated/src/{ops,registry,helpers_check.cpp}
   cpu         kernels/cpu, generated/src/cpu
   cuda        kernels/cuda, generated/src/cuda
   optim       optim/include, optim/src: optimizers, LR schedulers, clip_grad, GradScaler
@@ -72,7 +72,7 @@ LAYERS = {
     "headers": (("runtime/include/", "generated/include/"), ()),
     # generated/src/ops/batches/ compiles the entries a few to a file, by including them
     "core": (
-        ("runtime/src/", "generated/src/ops/", "generated/src/registry", "generated/src/missing"),
+        ("runtime/src/", "generated/src/ops/", "generated/src/registry", "generated/src/helpers_check.cpp"),
         ("runtime/src",),
     ),
     "cpu": (("kernels/cpu/", "generated/src/cpu/"), ("kernels/cpu",)),

@@ -168,7 +168,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="kiln-buildtime-") as tmp:
         src = Path(tmp) / "kiln"
         copy_tree(src)
-        gen = [sys.executable, "codegen/gen.py", "--registry", "ops.yaml", "--root", ".", "--out"]
+        gen = [sys.executable, "codegen/gen.py", "--registry", "ops.yaml", "--out"]
         runs = []
         for i in range(3):
             runs.append(timed(gen + [str(Path(tmp) / f"gen{i}")], src))

@@ -1,27 +1,15 @@
 """Check derivative formulas and pointwise expressions name only things that exist, and
 find which saved values each formula needs."""
-import os
 import re
 
 from . import expr_syntax
 from .errors import RegistryError
 
 _IDENT = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
-# Hand-written runtime functions formulas may call besides ops (creation and reduction helpers).
-RUNTIME_FUNCTIONS = {
-    "zeros_like",
-    "ones_like",
-    "zeros",
-    "ones",
-    "full",
-    "full_like",
-    "empty_like",
-    "wrapped_scalar",
-    "scalar_tensor",
-    "autograd::sum_to",
-    "std::min",
-    "std::max",
-}
+FORMULA_HINT = (
+    "use a kiln op from ops/*.yaml or a helper listed in ops.yaml's helpers: formulas "
+    "(declared in runtime/include/kiln/autograd/formulas.h)"
+)
 CONSTANTS = {"true", "false", "nullopt", "std::nullopt", "INT64_MAX", "INT64_MIN"}
 # Tensor methods that are hand-written (tensor.h), not generated from ops.
 CORE_METHODS = {
@@ -64,39 +52,6 @@ def tokens(text):
         yield m.group(0), text[end:].lstrip().startswith("("), is_member
 
 
-def _declared_functions(path):
-    """Function names declared in a header (best effort: `Type name(` at line level)."""
-    if not os.path.exists(path):
-        return None
-    names = set()
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    for m in re.finditer(
-        r"^[ \t]*(?:inline\s+|static\s+|KILN_HOST_DEVICE\s+|constexpr\s+|template\s*<[^>]*>\s*)*"
-        r"[\w:<>,\s\*&]+?\b([A-Za-z_]\w*)\s*\(",
-        text,
-        re.M,
-    ):
-        names.add(m.group(1))
-    # Functions stamped out by macros: KILN_REAL_UNARY(cosh, std::cosh(x))
-    for m in re.finditer(r"^[ \t]*[A-Z][A-Z0-9_]+\(\s*([a-z_]\w*)\s*[,)]", text, re.M):
-        names.add(m.group(1))
-    return names
-
-
-def _math_functions(root):
-    names = set()
-    found = False
-    common = os.path.join(root, "kernels", "include", "kiln", "common")
-    if os.path.exists(os.path.join(common, "math.h")):
-        for f in os.listdir(common):
-            if f.startswith("math") and f.endswith(".h"):
-                found = True
-                got = _declared_functions(os.path.join(common, f))
-                names |= got or set()
-    return names if found else None
-
-
 def local_names(op):
     """What a formula of `op` may read: each output and its gradient (grad/result for one output;
     grad_<name>, <name> and result<N> for several), the arguments, a Tensor's sizes and dtype."""
@@ -121,13 +76,13 @@ def used_locals(op, formula):
     return {name for name, is_call, is_member in tokens(formula) if not is_member and not is_call and name in locals_}
 
 
-def check_registry(registry, formula_lines, root, errors):
+def check_registry(registry, formula_lines, errors):
+    """Each call must name an op or a helper that ops.yaml's `helpers:` lists (which
+    generated/src/helpers_check.cpp holds to the C++ declarations)."""
     op_names = {o.name for o in registry.ops}
     method_names = {o.name for o in registry.ops if o.has_method} | CORE_METHODS
-    helpers = _declared_functions(os.path.join(root, "runtime", "include", "kiln", "autograd", "formulas.h"))
-    allow_missing = os.environ.get("KILN_ALLOW_MISSING_KERNELS") == "1"
-    callable_names = op_names | RUNTIME_FUNCTIONS | (helpers or set())
-    math = _math_functions(root)
+    callable_names = op_names | set(registry.helpers.get("formulas", ()))
+    math = set(registry.helpers.get("math", ()))
     for op in registry.ops:
         locals_ = local_names(op)
         for inp, formula in () if op.derivative_not_implemented else op.derivatives.items():
@@ -155,13 +110,13 @@ def check_registry(registry, formula_lines, root, errors):
                 if is_member:
                     continue
                 if is_call:
-                    if name in callable_names or (helpers is None and allow_missing):
+                    if name in callable_names:
                         continue
                     errors.append(
                         RegistryError(
                             line,
                             f"derivative of '{inp}' in {op.full_name} calls unknown function '{name}'",
-                            "use a kiln op from ops/*.yaml or a helper declared in runtime/include/kiln/autograd/formulas.h",
+                            FORMULA_HINT,
                         )
                     )
                 elif name not in formula_locals and name not in CONSTANTS:
@@ -186,12 +141,13 @@ def check_registry(registry, formula_lines, root, errors):
                 if is_member:
                     continue
                 if is_call:
-                    if math is not None and name not in math:
+                    if name not in math:
                         errors.append(
                             RegistryError(
                                 op.line,
                                 f"{op.full_name}: pointwise expression calls unknown function '{name}'",
-                                "scalar functions live in kiln/common/math.h (namespace kiln::math)",
+                                "a scalar function of kiln/common/math.h (namespace kiln::math) "
+                                "listed in ops.yaml's helpers: math",
                             )
                         )
                 elif name not in args and name not in CONSTANTS:
@@ -231,7 +187,7 @@ def _check_jvp(op, line, callable_names, method_names, errors):
                     RegistryError(
                         line,
                         f"jvp of {op.full_name} calls unknown function '{name}'",
-                        "use a kiln op from ops/*.yaml or a helper declared in runtime/include/kiln/autograd/formulas.h",
+                        FORMULA_HINT,
                     )
                 )
         elif name not in locals_ and name not in CONSTANTS:

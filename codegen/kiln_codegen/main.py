@@ -1,4 +1,9 @@
-"""Command line: validate the registry (ops.yaml and the family files it lists), then render generated/."""
+"""Command line: validate the registry (ops.yaml and the family files it lists), then render generated/.
+
+What is generated depends on the registry, the templates and the generator's own sources only:
+no environment variable, build option or hand-written C++ file is read. The C++ the registry
+names is checked where C++ is compiled: a kernel or composite function nobody defined fails to
+link, a listed helper nobody declared fails to compile (generated/src/helpers_check.cpp)."""
 import argparse
 import hashlib
 import os
@@ -22,9 +27,8 @@ def run(argv=None):
         help="older spelling: the family folder (ops/, meaning the ops.yaml " "beside it) or a root file",
     )
     parser.add_argument("--out", required=True, help="output directory (generated/)")
-    parser.add_argument(
-        "--root", default=None, help="source tree, to find hand-written kernels (default: the root file's folder)"
-    )
+    # Older callers pass the source tree; nothing reads it now.
+    parser.add_argument("--root", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--check", action="store_true", help="validate only, write nothing")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--stamp", help="after a successful run, write a digest of the inputs here")
@@ -42,12 +46,11 @@ def run(argv=None):
             print("kiln codegen: generated/ is current (same registry and generator as its last run)")
         return 0
     registry_file = loader.registry_root(args.registry)
-    root = args.root or os.path.dirname(os.path.abspath(registry_file))
     start = time.perf_counter()
     sources = os.path.basename(registry_file)
     try:
         doc, sources = loader.load_registry(registry_file)
-        registry = model.build(doc, root)
+        registry = model.build(doc)
     except OSError as e:
         print(f"{e.filename or registry_file}:1: cannot read: {e.strerror}", file=sys.stderr)
         return 1
@@ -59,12 +62,6 @@ def run(argv=None):
             print(e.format(sources), file=sys.stderr)
         print(f"{sources.label}: {len(el.errors)} error(s); nothing was generated", file=sys.stderr)
         return 1
-    for op in registry.missing:
-        print(
-            f"{sources.at(op.line)}: warning: {op.full_name}: {op.kind} '{op.body}' not written yet; "
-            "it raises NotImplementedError (KILN_ALLOW_MISSING_KERNELS=1)",
-            file=sys.stderr,
-        )
     if args.check:
         return 0
     changed, total = render.render(registry, args.out, sources=sources)
@@ -80,18 +77,9 @@ def run(argv=None):
 
 
 def _inputs_digest(args):
-    """What a run's output depends on besides the hand-written kernels (which it only checks):
-    the registry files, the generator's own files and the arguments."""
-    h = hashlib.sha256(
-        repr(
-            (
-                os.path.abspath(loader.registry_root(args.registry)),
-                os.path.abspath(args.out),
-                args.root,
-                os.environ.get("KILN_ALLOW_MISSING_KERNELS"),
-            )
-        ).encode()
-    )
+    """What a run's output depends on: the registry files, the generator's own files and the
+    arguments."""
+    h = hashlib.sha256(repr((os.path.abspath(loader.registry_root(args.registry)), os.path.abspath(args.out))).encode())
     here = os.path.dirname(os.path.abspath(__file__))
     files = loader.registry_files(args.registry) + sorted(
         os.path.join(d, f) for d, _, names in os.walk(here) for f in names if f.endswith((".py", ".j2"))

@@ -125,7 +125,7 @@ AUTOCAST_LOWER = {"cpu": ["bfloat16"], "cuda": ["float16", "bfloat16"]}
 # What the generated forward test compares with PyTorch's result: the values, or only sizes,
 # dtype and device (uninitialized results such as empty's, and draws from kiln's generator).
 COMPARES = ["values", "metadata"]
-TOP_KEYS = {"dtype_groups", "meta_families", "engines", "files", "ops"}
+TOP_KEYS = {"dtype_groups", "meta_families", "engines", "helpers", "files", "ops"}
 # Meta families of structured kernel ops live in ops.yaml (`meta_families`, read into MetaFamily).
 # Two are generic steps whose calls templates/structured.j2 writes itself, each taking the result
 # rules of its C++ enum (meta::AlongDimResult, meta::ReduceResult); every other family is custom:
@@ -370,7 +370,8 @@ class Registry:
     groups: Dict[str, List[str]]
     meta_families: Dict[str, MetaFamily] = field(default_factory=dict)  # ops.yaml's, by name
     engines: Dict[str, "engines_mod.Engine"] = field(default_factory=dict)  # ops.yaml's, by name
-    missing: List[Op] = field(default_factory=list)  # kernels allowed missing (KILN_ALLOW_MISSING_KERNELS=1)
+    # ops.yaml's `helpers:`: the hand-written functions expressions may call, by kind (HELPER_KINDS)
+    helpers: Dict[str, List[str]] = field(default_factory=dict)
 
     def by_name(self, name):
         return [o for o in self.ops if o.name == name]
@@ -426,6 +427,47 @@ def _load_groups(raw, errors):
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 _HEADER = re.compile(r"^[A-Za-z_]\w*(/[A-Za-z_]\w*)*$")
+# ops.yaml's `helpers:`: kind -> (what its names may be, the form of a name). A formula's names are
+# looked up from namespace kiln, so they may be qualified (autograd::sum_to, std::min); a pointwise
+# expression's are unqualified kiln::math functions.
+HELPER_KINDS = {
+    "formulas": (re.compile(r"^[A-Za-z_]\w*(::[A-Za-z_]\w*)*$"), "a C++ name, maybe qualified (autograd::sum_to)"),
+    "math": (_IDENTIFIER, "an identifier (a kiln::math function)"),
+}
+
+
+def _load_helpers(raw, line, errors):
+    """ops.yaml's `helpers:` (kind -> list of names) as a dict of lists, one per HELPER_KINDS
+    kind (empty when not given). Lists keep no item lines: an error is at its kind's line."""
+    helpers = {kind: [] for kind in HELPER_KINDS}
+    if raw is None:
+        return helpers
+    if not isinstance(raw, dict):
+        errors.append(
+            RegistryError(
+                line,
+                "helpers must map a kind to a list of names",
+                f"kinds: {', '.join(HELPER_KINDS)}, e.g. helpers: {{math: [exp, log]}}",
+            )
+        )
+        return helpers
+    for kind, names in raw.items():
+        at = raw.line_of(kind) if hasattr(raw, "line_of") else line
+        if kind not in HELPER_KINDS:
+            errors.append(RegistryError(at, f"helpers: unknown kind '{kind}'", f"known: {', '.join(HELPER_KINDS)}"))
+            continue
+        form, what = HELPER_KINDS[kind]
+        if not isinstance(names, list):
+            errors.append(RegistryError(at, f"helpers: {kind} must be a list of names", f"each {what}"))
+            continue
+        for name in names:
+            if not isinstance(name, str) or not form.match(name):
+                errors.append(RegistryError(at, f"helpers: {kind}: {name!r} is not {what}"))
+            elif name in helpers[kind]:
+                errors.append(RegistryError(at, f"helpers: {kind}: '{name}' is listed twice"))
+            else:
+                helpers[kind].append(name)
+    return helpers
 
 
 def _load_meta_families(raw, errors):
@@ -1610,8 +1652,10 @@ class _Context:
         self.engines = engines
 
 
-def build(doc, root):
-    """Validate a loaded registry document into a Registry; raise ErrorList on any problem."""
+def build(doc):
+    """Validate a loaded registry document into a Registry; raise ErrorList on any problem. Only
+    the document is read: the hand-written C++ it names is checked by the compiler and linker
+    (generated/src/helpers_check.cpp; kernel tables and composite calls name their functions)."""
     errors = []
     if not isinstance(doc, dict):
         raise ErrorList([RegistryError(1, "the registry must be a mapping with 'dtype_groups' and 'ops'")])
@@ -1623,6 +1667,7 @@ def build(doc, root):
     groups = _load_groups(doc.get("dtype_groups"), errors)
     meta_families = _load_meta_families(doc.get("meta_families"), errors)
     engines = engines_mod.load_engines(doc.get("engines"), BACKENDS, errors)
+    helpers = _load_helpers(doc.get("helpers"), doc.line_of("helpers") if "helpers" in doc else 1, errors)
     raw_ops = doc.get("ops")
     if not isinstance(raw_ops, list):
         errors.append(RegistryError(doc.line_of("ops") if "ops" in doc else 1, "'ops' must be a list of op entries"))
@@ -1646,85 +1691,9 @@ def build(doc, root):
             continue
         seen[op.full_name] = op.line
         ops.append(op)
-    registry = Registry(ops=ops, groups=groups, meta_families=meta_families, engines=engines)
-    formulas.check_registry(registry, ctx.formula_lines, root, errors)
-    registry = replace(registry, missing=check_kernels_exist(registry, root, errors))
+    registry = Registry(ops=ops, groups=groups, meta_families=meta_families, engines=engines, helpers=helpers)
+    formulas.check_registry(registry, ctx.formula_lines, errors)
     if errors:
         errors.sort(key=lambda e: e.line)
         raise ErrorList(errors)
     return registry
-
-
-def check_kernels_exist(registry, root, errors):
-    """A named kernel or composite function must be defined in the tree (not only declared).
-    Returns the ops whose kernels may be missing (KILN_ALLOW_MISSING_KERNELS=1)."""
-    import os
-
-    allow_missing = os.environ.get("KILN_ALLOW_MISSING_KERNELS") == "1"
-    texts = {
-        "cpu": _read_tree(os.path.join(root, "kernels", "cpu")),
-        "cuda": _read_tree(os.path.join(root, "kernels", "cuda")),
-        "composite": _read_tree(os.path.join(root, "runtime", "src", "composite")),
-    }
-    where = {"composite": "runtime/src/composite/ (namespace kiln::composite)"}
-    missing = []
-    for op in registry.ops:
-        if op.composite_function and not _defines(texts["composite"], op.composite_function):
-            if allow_missing:
-                missing.append(op)
-                continue
-            errors.append(
-                RegistryError(
-                    op.line,
-                    f"{op.full_name}: composite function '{op.composite_function}' is not defined in {where['composite']}",
-                    "define it with the signature declared in generated/include/kiln/gen/composite.h",
-                )
-            )
-        # each kernel `dispatch:` names is kiln::<backend>::<name> in kernels/<backend>/
-        for backend, kernel in [] if op.engine else op.written_kernels:  # an engine's kernels are generated
-            if _defines(texts[backend], kernel):
-                continue
-            if allow_missing and backend == "cpu":
-                missing.append(op)
-                break
-            header = f"generated/include/kiln/gen/kernels/{backend}/{kernel}.h"
-            errors.append(
-                RegistryError(
-                    op.line,
-                    f"{op.full_name}: dispatch: {backend}: kernel '{kernel}' is not defined in "
-                    f"kernels/{backend}/ (namespace kiln::{backend})",
-                    f"define it there with the signature in {header} (include that header), "
-                    f"or drop it from dispatch",
-                )
-            )
-    return missing
-
-
-# What follows a defined function's name: its parameters, then { (after an optional const).
-_DEFINITION_TAIL = re.compile(r"\s*\([^;{]*\)\s*(const\s*)?\{", re.S)
-
-
-def _defines(text, name):
-    """Whether `text` defines function `name`: the name after a type (a space, >, &, * or ::),
-    its parameters, then {. Only the places where the name occurs are examined (str.find), which
-    is what keeps this check fast over the whole kernel tree (a regex search with a lookbehind
-    tried every position of it, for every op)."""
-    at = text.find(name)
-    while at != -1:
-        if at > 0 and (text[at - 1] in ">&*:" or text[at - 1].isspace()):
-            if _DEFINITION_TAIL.match(text, at + len(name)):
-                return True
-        at = text.find(name, at + 1)
-    return False
-
-
-def _read_tree(path):
-    import os
-
-    chunks = []
-    for dirpath, _, files in os.walk(path):
-        for f in sorted(files):
-            if f.endswith((".cpp", ".h", ".cc", ".cu", ".cuh")):
-                with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
-                    chunks.append(fh.read())
-    return "\n".join(chunks)

@@ -162,10 +162,6 @@ def _registry_parts(ctx):
         yield dict(part=part, ops=part_views, api_headers=sorted({v.name for v in part_views if not v.options_group}))
 
 
-def _missing(ctx):
-    return [dict(ops=ctx.views.all)] if ctx.registry.missing else []
-
-
 def _tests(ctx):
     """The per-op tests, a file per registry file and backend; the device suite (tests/cuda)
     runs the cuda ones only where a CUDA device is present."""
@@ -253,7 +249,13 @@ OUTPUTS = [
     ),
     Output("registry_part.cpp.j2", "src/registry/{part}.cpp", "part", items=_registry_parts, cmake="core"),
     Output("registry.cpp.j2", "src/registry.cpp", "once", args=lambda ctx: dict(parts=list(_parts(ctx))), cmake="core"),
-    Output("missing.cpp.j2", "src/missing.cpp", "once", items=_missing, cmake="core"),
+    Output(
+        "helpers_check.cpp.j2",
+        "src/helpers_check.cpp",
+        "once",
+        args=lambda ctx: dict(helpers=ctx.registry.helpers),
+        cmake="core",
+    ),
     Output("op_tests.cpp.j2", "tests/{prefix}/{part}.cpp", "part", items=_tests, cmake="test_{backend}"),
 ]
 

@@ -75,12 +75,11 @@ def build_views(registry, sources=None):
             for op, p in zip(registry.ops, parts)
         ]
     )
-    missing = registry.missing
-    return Views([OpView(op, registry, missing, sources, cross=c, **p) for op, p, c in zip(registry.ops, parts, cross)])
+    return Views([OpView(op, registry, sources, cross=c, **p) for op, p, c in zip(registry.ops, parts, cross)])
 
 
 class OpView(Frozen):
-    def __init__(self, op, registry, missing, sources, **parts):
+    def __init__(self, op, registry, sources, **parts):
         assert set(parts) == set(PARTS), sorted(parts)
         for name in PARTS:
             setattr(self, name, parts[name])
@@ -100,7 +99,6 @@ class OpView(Frozen):
         self.node = camel(op.full_name) + "Backward"
         self.mask = dtype_mask(op.dtypes)
         self.dtype_list = ", ".join(op.dtypes)
-        self.missing = op in missing
         # the table's layout columns: strided, and the sparse ones up to the last that dispatch names
         used = [dispatch_keys.LAYOUTS.index(t.layout) for t in op.dispatch]
         self.layouts = dispatch_keys.LAYOUTS[: max(used, default=0) + 1]

@@ -76,7 +76,7 @@ class AddedOpFootprint(unittest.TestCase):
 
     def gen(self):
         done = subprocess.run(
-            [sys.executable, GEN, "--registry", self.registry, "--root", ROOT, "--out", self.out, "--quiet"],
+            [sys.executable, GEN, "--registry", self.registry, "--out", self.out, "--quiet"],
             capture_output=True,
             text=True,
         )
@@ -107,7 +107,7 @@ class AddedOpFootprint(unittest.TestCase):
 
     def test_stamp_skips_a_run_on_the_same_inputs(self):
         stamp = os.path.join(self.tmp.name, "codegen.stamp")
-        run = [sys.executable, GEN, "--registry", self.registry, "--root", ROOT, "--out", self.out, "--stamp", stamp]
+        run = [sys.executable, GEN, "--registry", self.registry, "--out", self.out, "--stamp", stamp]
         first = subprocess.run(run, capture_output=True, text=True)
         self.assertEqual(first.returncode, 0, first.stderr)
         again = subprocess.run(run + ["--reuse-stamp"], capture_output=True, text=True)

@@ -80,8 +80,6 @@ def generator_command(out):
         os.path.join(ROOT, "codegen", "gen.py"),
         "--registry",
         os.path.join(ROOT, "ops.yaml"),
-        "--root",
-        ROOT,
         "--out",
         out,
         "--quiet",
@@ -105,9 +103,7 @@ def rendered():
     if _rendered is None:
         with tempfile.TemporaryDirectory(prefix="kiln_golden_") as tmp:
             out = os.path.join(tmp, "generated")
-            env = dict(os.environ)
-            env.pop("KILN_ALLOW_MISSING_KERNELS", None)
-            done = subprocess.run(generator_command(out), capture_output=True, text=True, env=env, cwd=ROOT)
+            done = subprocess.run(generator_command(out), capture_output=True, text=True, cwd=ROOT)
             if done.returncode != 0:
                 raise RuntimeError(
                     f"the generator failed ({' '.join(generator_command(out))}):\n" f"{done.stdout}{done.stderr}"
@@ -197,6 +193,34 @@ class GoldenFiles(unittest.TestCase):
         expected = {f"{op}/{rel}" for op, paths in GOLDEN.items() for rel in paths}
         stray = sorted(files_under(GOLDEN_DIR) - expected)
         self.assertFalse(stray, f"golden files GOLDEN does not name: {stray}; run `{REFRESH}` to remove them")
+
+
+class SameOutputAnywhere(unittest.TestCase):
+    """What is generated depends on the registry, the templates and codegen/ alone: not on the
+    environment (a variable such as the retired KILN_ALLOW_MISSING_KERNELS, a build option) nor on
+    the folder the generator runs from."""
+
+    def test_environment_changes_nothing(self):
+        def tree(out, env, cwd):
+            done = subprocess.run(generator_command(out), capture_output=True, text=True, env=env, cwd=cwd)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            found = {}
+            for rel in files_under(out):
+                with open(os.path.join(out, rel), "rb") as fh:
+                    found[rel] = normalize(fh.read(), out)
+            return found
+
+        plain = {k: v for k, v in os.environ.items() if not k.startswith(("KILN_", "CUDA"))}
+        changed = dict(plain, KILN_ALLOW_MISSING_KERNELS="1", KILN_WITH_CUDA="1", CUDA_HOME="/nowhere", CXX="clang++")
+        with tempfile.TemporaryDirectory(prefix="kiln_env_") as tmp:
+            first = tree(os.path.join(tmp, "a", "generated"), plain, ROOT)
+            second = tree(os.path.join(tmp, "b", "generated"), changed, tmp)
+        self.assertEqual(sorted(first), sorted(second))
+        for rel in first:
+            if first[rel] != second[rel]:
+                self.fail(f"{rel} depends on the environment:\n{unified_diff(first[rel], second[rel], rel)}")
+        self.assertIn("src/helpers_check.cpp", first)
+        self.assertNotIn("src/missing.cpp", first)
 
 
 def _add_op_test(op):

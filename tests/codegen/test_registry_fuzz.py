@@ -80,7 +80,7 @@ def mutate(rng, lines, tokens):
 def run_gen(path, out, check):
     """The generator in-process: (exit code, stderr, traceback text or None)."""
     err = io.StringIO()
-    argv = ["--registry", path, "--root", ROOT, "--out", out, "--quiet"] + (["--check"] if check else [])
+    argv = ["--registry", path, "--out", out, "--quiet"] + (["--check"] if check else [])
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             rc = codegen_main.run(argv)

@@ -20,7 +20,7 @@ def built():
     if _built is None:
         path = os.path.join(ROOT, "ops.yaml")
         doc, sources = loader.load_registry(path)
-        _built = build_views(model.build(doc, ROOT), sources)
+        _built = build_views(model.build(doc), sources)
     return _built
 
 
