@@ -76,6 +76,32 @@ class Engines(unittest.TestCase):
         self.assertIn("src/cpu/engine_scan.cpp", sources)
         self.assertIn("src/cuda/engine_scan.cu", sources)
 
+    def test_a_second_engine_is_a_template_and_data(self):
+        engines = ENGINES + (
+            "  along_dim: {meta: along_dim, headers: {cpu: along_dim_engine.h, cuda: along_dim_engine.cuh}, "
+            "rules: along_dim_rules.h}\n"
+        )
+        gather = """\
+- signature: _gather_lines(Tensor self, Tensor indices, int dim) -> Tensor
+  dtypes: [floating]
+  engine: {along_dim: Gather}
+  meta: along_dim
+  samples:
+    - {self: [3, 4], indices: {shape: [3, 4], dtype: int64, domain: [0, 3]}, dim: 1}
+  doc: self[indices[j]] at j along dim.
+"""
+        r = self.run_gen(self.registry(SCANS + gather, engines), check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for rel, header in (
+            ("src/cpu/engine_along_dim.cpp", "along_dim_engine.h"),
+            ("src/cuda/engine_along_dim.cu", "along_dim_engine.cuh"),
+        ):
+            text = self.read(rel)
+            self.assertIn(f'#include "{header}"', text)
+            self.assertIn('along_lines<along_dim::Gather>(plan, out, self, indices, "_gather_lines");', text)
+            self.assertNotIn("cumsum", text)  # each engine's file holds its own ops only
+        self.assertIn("src/cpu/engine_along_dim.cpp", self.read("sources.cmake"))
+
     def test_unknown_engine(self):
         text = self.registry(SCANS.replace("engine: {scan: Sum}", "engine: {fold: Sum}"))
         self.assertError(text, 37, "engine must name one engine, got ['fold']")
