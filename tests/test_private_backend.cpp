@@ -20,7 +20,9 @@
 #include "kiln/gen/api/sub.h"
 #include "kiln/gen/api/sum.h"
 #include "kiln/gen/api/uniform_.h"
-#include "kiln/gen/op_kernels.h"
+#include "kiln/gen/op_kernels/add_Tensor.h"
+#include "kiln/gen/op_kernels/mm.h"
+#include "kiln/gen/op_kernels/sum_dim_IntList.h"
 #include "kiln/meta/matmul.h"
 #include "kiln/meta/reduction.h"
 #include "kiln/pointwise.h"
@@ -135,7 +137,7 @@ Device use_backend() {
     static HostAllocator allocator;
     register_allocator(DeviceType::PrivateUse1, &allocator);
     register_device_hooks(DeviceType::PrivateUse1, &kHooks);
-    // typed by the ops' tags (kiln/gen/op_kernels.h): a wrong kernel type does not compile
+    // typed by the ops' tags (kiln/gen/op_kernels/<op>.h): a wrong kernel type does not compile
     register_kernel<op_kernels::add_Tensor>(DeviceType::PrivateUse1, &add_kernel);
     register_kernel<op_kernels::sum_dim_IntList>(DeviceType::PrivateUse1, &sum_kernel);
     register_kernel("mm", DeviceType::PrivateUse1, &mm_kernel);  // by name: checked at run time

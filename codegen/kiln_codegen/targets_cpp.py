@@ -106,9 +106,12 @@ def _kernel_decls(ctx):
             )
 
 
+def _has_kernel_table(v):
+    return v.op.kind == "pointwise" or v.op.structured
+
+
 def _op_kernels(ctx):
-    tabled = [v for v in ctx.views.all if v.op.kind == "pointwise" or v.op.structured]  # with a kernel table
-    return dict(ops=tabled, meta_headers=sorted({v.meta_header for v in tabled if v.op.structured}))
+    return dict(ops=[v for v in ctx.views.all if _has_kernel_table(v)])
 
 
 # ---- sources ----
@@ -225,6 +228,7 @@ OUTPUTS = [
     Output("kernel_decl.h.j2", INC + "/kernels/{backend}/{name}.h", "backend", items=_kernel_decls),
     Output("composite.h.j2", INC + "/composite.h", "once", args=lambda ctx: dict(ops=ctx.views.all)),
     Output("op_kernels.h.j2", INC + "/op_kernels.h", "once", args=_op_kernels),
+    Output("op_kernel_tag.h.j2", INC + "/op_kernels/{v.cname}.h", "op", when=_has_kernel_table),
     Output("op.cpp.j2", "src/ops/{v.cname}.cpp", "op"),
     Output("pointwise_functor.h.j2", INC + "/pointwise/{v.cname}.h", "op", when=_pointwise),
     Output(
