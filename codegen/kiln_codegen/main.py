@@ -10,7 +10,8 @@ import os
 import sys
 import time
 
-from . import loader, model, render
+from . import loader, render
+from .build import build
 from .errors import ErrorList, RegistryError
 
 
@@ -50,7 +51,7 @@ def run(argv=None):
     sources = os.path.basename(registry_file)
     try:
         doc, sources = loader.load_registry(registry_file)
-        registry = model.build(doc)
+        registry = build(doc)
     except OSError as e:
         print(f"{e.filename or registry_file}:1: cannot read: {e.strerror}", file=sys.stderr)
         return 1

@@ -3,8 +3,8 @@ inputs and references, tools/make_references.py) and coverage_declared.json (too
 import json
 import re
 
-from .model import normalized_samples
 from .outputs import Output
+from .samples import normalized_samples
 from .view_autograd import jvp_mode
 
 

@@ -8,7 +8,8 @@ import unittest
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "codegen"))
 
-from kiln_codegen import loader, model  # noqa: E402
+from kiln_codegen import loader  # noqa: E402
+from kiln_codegen.build import build  # noqa: E402
 from kiln_codegen.facts import FrozenError  # noqa: E402
 from kiln_codegen.views import PARTS, build_views  # noqa: E402
 
@@ -20,7 +21,7 @@ def built():
     if _built is None:
         path = os.path.join(ROOT, "ops.yaml")
         doc, sources = loader.load_registry(path)
-        _built = build_views(model.build(doc), sources)
+        _built = build_views(build(doc), sources)
     return _built
 
 
