@@ -2,6 +2,9 @@
 // beyond the generated value tests: 0-d and empty tensors, negative dims, views sharing
 // storage, a failed in-place call leaving its operand alone, and errors naming op and argument.
 #include <doctest/doctest.h>
+
+#include <limits>
+#include <vector>
 #include "test_helpers.h"
 #include "kiln/core.h"
 #include "kiln/gen/api/block_diag.h"
@@ -20,6 +23,9 @@
 #include "kiln/gen/api/real.h"
 #include "kiln/gen/api/repeat_interleave.h"
 #include "kiln/gen/api/roll.h"
+#include "kiln/gen/api/split.h"
+#include "kiln/gen/api/unbind.h"
+#include "kiln/gen/api/chunk.h"
 #include "kiln/gen/api/rot90.h"
 #include "kiln/gen/api/tensor_split.h"
 #include "kiln/gen/api/tile.h"
@@ -240,4 +246,24 @@ TEST_CASE("channel_shuffle: PyTorch's errors, naming the argument") {
             "argument 'groups': Number of groups to divide channels in must be positive. Value of groups: 0"));
   CHECK(has(error_text<ValueError>([] { channel_shuffle(zeros({2, 5, 2}), 2); }),
             "Number of channels must be divisible by groups. Got 5 channels and 2 groups."));
+}
+
+TEST_CASE("split and chunk: a size near INT64_MAX gives one piece, an empty dim one empty piece") {
+  // the fuzzer's finding: start + split_size overflowed, and split looped until memory ran out
+  Tensor x = arange(5, kFloat32);
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  TensorList one = split(x, huge);
+  REQUIRE(one.size() == 1);
+  expect_values(one[0], {5}, {0, 1, 2, 3, 4});
+  CHECK(chunk(x, huge).size() == 5);  // pieces of ceil(5 / huge) = 1 (PyTorch 1.13 overflows here and raises)
+  TensorList parts = split(x, 2);
+  REQUIRE(parts.size() == 3);
+  expect_values(parts[2], {1}, {4});
+  // a count no memory holds is a ValueError naming the argument (PyTorch runs out of memory)
+  Tensor wide = empty({0, int64_t(1) << 40});
+  CHECK(has(error_text<ValueError>([&] { split(wide, 1, 1); }), "argument 'split_size': split would return"));
+  CHECK(has(error_text<ValueError>([&] { wide.unbind(1); }), "unbind would return 1099511627776 tensors"));
+  TensorList empty = split(zeros({0, 3}), 0);
+  REQUIRE(empty.size() == 1);
+  CHECK(empty[0].sizes().vec() == std::vector<int64_t>{0, 3});
 }

@@ -10,6 +10,7 @@
 #include "kiln/gen/api/atleast_2d.h"
 #include "kiln/gen/api/atleast_3d.h"
 #include "kiln/gen/api/cat.h"
+#include "list_limits.h"
 
 namespace kiln::composite {
 
@@ -126,6 +127,7 @@ Tensor column_stack(const TensorList& tensors) {
 
 TensorList unbind(const Tensor& self, int64_t dim) {
   const int64_t d = wrap_dim(dim, self.dim(), "unbind");
+  check_list_length("unbind", "self", self.size(d));
   TensorList parts;
   parts.reserve(size_t(self.size(d)));
   for (int64_t i = 0; i < self.size(d); ++i) parts.push_back(self.select(d, i));

@@ -6,6 +6,7 @@
 #include "kiln/gen/api/chunk.h"
 #include "kiln/gen/api/split.h"
 #include "kiln/gen/api/stack.h"
+#include "list_limits.h"
 
 namespace kiln::composite {
 
@@ -22,10 +23,15 @@ TensorList split(const Tensor& self, int64_t split_size, int64_t dim) {
   const int64_t d = wrap_dim(dim, self.dim(), "split");
   KILN_CHECK(split_size > 0 || (split_size == 0 && self.size(d) == 0), ValueError, "split", "split_size",
              "expected a positive split_size, got ", split_size);
+  // ceil(size / split_size) pieces (one for an empty dim), counted without forming
+  // start + split_size, which overflows for a split_size near INT64_MAX
+  const int64_t size = self.size(d), pieces = size == 0 ? 1 : (size - 1) / split_size + 1;
+  check_list_length("split", "split_size", pieces);
   TensorList parts;
-  for (int64_t start = 0; start < self.size(d) || (start == 0 && self.size(d) == 0); start += split_size) {
-    parts.push_back(self.narrow(d, start, std::min(split_size, self.size(d) - start)));
-    if (split_size == 0) break;
+  parts.reserve(size_t(pieces));
+  for (int64_t i = 0; i < pieces; ++i) {
+    const int64_t start = i * split_size;
+    parts.push_back(self.narrow(d, start, std::min(split_size, size - start)));
   }
   return parts;
 }
@@ -33,7 +39,7 @@ TensorList split(const Tensor& self, int64_t split_size, int64_t dim) {
 TensorList chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   KILN_CHECK(chunks > 0, ValueError, "chunk", "chunks", "expected a positive number of chunks, got ", chunks);
   const int64_t d = wrap_dim(dim, self.dim(), "chunk");
-  const int64_t size = (self.size(d) + chunks - 1) / chunks;
+  const int64_t size = self.size(d) == 0 ? 0 : (self.size(d) - 1) / chunks + 1;  // ceil, no overflow
   return kiln::split(self, std::max<int64_t>(size, 1), d);
 }
 

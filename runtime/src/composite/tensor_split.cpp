@@ -3,6 +3,7 @@
 #include "kiln/gen/composite.h"
 #include "kiln/core.h"
 #include "kiln/gen/api/tensor_split.h"
+#include "list_limits.h"
 
 namespace kiln::composite {
 namespace {
@@ -16,11 +17,7 @@ TensorList tensor_split_sections(const Tensor& self, int64_t sections, int64_t d
   check_dims(self);
   KILN_CHECK(sections > 0, ValueError, "tensor_split", "sections", "number of sections must be larger than 0, got ",
              sections);
-  // Every section is a tensor of the returned list: a count no memory holds is refused up front
-  // (the fuzzer's 2^62), where PyTorch dies allocating the list.
-  constexpr int64_t kMaxSections = int64_t(1) << 24;
-  KILN_CHECK(sections <= kMaxSections, ValueError, "tensor_split", "sections", "at most ", kMaxSections,
-             " sections fit in a returned list, got ", sections);
+  check_list_length("tensor_split", "sections", sections);  // the fuzzer's 2^62
   const int64_t d = wrap_dim(dim, self.dim(), "tensor_split");
   const int64_t size = self.size(d), base = size / sections, extra = size % sections;
   TensorList parts;
